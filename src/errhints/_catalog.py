@@ -1,0 +1,382 @@
+"""The catalog: load and validate TOML entries, from the wheel and from user directories.
+
+Entries are data: read with ``tomllib`` (no object construction, no eval), checked field by
+field, and turned into frozen :class:`Entry` records. A bad file is reported as
+``file: field: problem`` and skipped; the rest of the catalog keeps working.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ._template import Template, TemplateError, parse_template
+
+__all__ = [
+    "Catalog",
+    "CatalogProblem",
+    "ContextFrame",
+    "Entry",
+    "Site",
+    "builtin_catalog_dir",
+    "load_catalog",
+    "user_catalog_dirs",
+]
+
+ENV_CATALOG_PATH = "ERRHINTS_CATALOG_PATH"
+KINDS = ("raise", "assert", "log", "http")
+_ID_RE = re.compile(r"^[a-z][a-z0-9_]*\.[a-z0-9]+(?:-[a-z0-9]+)*$")
+_REQUIRED = ("id", "package", "title", "exception", "template", "release", "meaning", "causes", "fixes")
+_OPTIONAL = ("kind", "origin", "related", "example", "references", "sites", "context", "mentions")
+FIELDS = frozenset(_REQUIRED + _OPTIONAL)
+MENTION_KINDS = ("flags", "keys", "env")
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """Where a release raises the entry's message: package-relative path and qualname."""
+
+    path: str
+    function: str
+    release: str
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ContextFrame:
+    """A frame that makes a context-conditioned entry apply (function ``None``: any)."""
+
+    path: str
+    function: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One catalog entry, validated."""
+
+    id: str
+    package: str
+    title: str
+    exceptions: tuple[str, ...]
+    template: Template
+    release: str
+    meaning: str
+    causes: tuple[str, ...]
+    fixes: tuple[str, ...]
+    kind: str = "raise"
+    origin: str | None = None
+    related: tuple[str, ...] = ()
+    example: str | None = None
+    references: tuple[str, ...] = ()
+    sites: tuple[Site, ...] = ()
+    context: tuple[ContextFrame, ...] = ()
+    mentions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    source: str = ""
+
+    @property
+    def exception_short_names(self) -> frozenset[str]:
+        """Last dotted part of each exception name, the key the matcher compares."""
+        return frozenset(name.rpartition(".")[2] for name in self.exceptions)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready view, the shape of ``errhints list --json``."""
+        data: dict[str, Any] = {
+            "id": self.id,
+            "title": self.title,
+            "package": self.package,
+            "exception": list(self.exceptions) if len(self.exceptions) > 1 else self.exceptions[0],
+            "template": self.template.source,
+            "kind": self.kind,
+            "release": self.release,
+            "sites": [
+                {"path": s.path, "function": s.function, "release": s.release, "line": s.line}
+                for s in self.sites
+            ],
+            "meaning": self.meaning,
+            "causes": list(self.causes),
+            "fixes": list(self.fixes),
+            "related": list(self.related),
+            "references": list(self.references),
+        }
+        if self.origin:
+            data["origin"] = self.origin
+        if self.context:
+            data["context"] = {
+                "frames": [{"path": c.path, "function": c.function} for c in self.context]
+            }
+        if self.mentions:
+            data["mentions"] = {k: list(v) for k, v in self.mentions.items()}
+        if self.example:
+            data["example"] = self.example
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogProblem:
+    """A file that could not be loaded: where, which field, and what is wrong."""
+
+    file: str
+    field: str
+    problem: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.field}: {self.problem}"
+
+
+class _Invalid(Exception):
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(field, problem)
+        self.field = field
+        self.problem = problem
+
+
+def _str(data: Mapping[str, Any], key: str, *, required: bool = True) -> str | None:
+    value = data.get(key)
+    if value is None:
+        if required:
+            raise _Invalid(key, "is required")
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise _Invalid(key, f"must be a non-empty string, got {type(value).__name__}")
+    return value
+
+
+def _str_list(data: Mapping[str, Any], key: str, *, required: bool = False) -> tuple[str, ...]:
+    value = data.get(key)
+    if value is None:
+        if required:
+            raise _Invalid(key, "is required")
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise _Invalid(key, "must be a list of non-empty strings")
+    if required and not value:
+        raise _Invalid(key, "must not be empty")
+    return tuple(value)
+
+
+def _sites(data: Mapping[str, Any]) -> tuple[Site, ...]:
+    raw = data.get("sites", [])
+    if not isinstance(raw, list):
+        raise _Invalid("sites", "must be a list of tables")
+    sites = []
+    for i, item in enumerate(raw):
+        where = f"sites[{i}]"
+        if not isinstance(item, dict):
+            raise _Invalid(where, "must be a table")
+        unknown = set(item) - {"path", "function", "release", "line"}
+        if unknown:
+            raise _Invalid(where, f"unknown keys {sorted(unknown)}")
+        path, function, release = item.get("path"), item.get("function"), item.get("release")
+        for name, value in (("path", path), ("function", function), ("release", release)):
+            if not isinstance(value, str) or not value:
+                raise _Invalid(f"{where}.{name}", "must be a non-empty string")
+        assert isinstance(path, str) and isinstance(function, str) and isinstance(release, str)
+        if path.startswith("/") or not path.endswith(".py"):
+            raise _Invalid(f"{where}.path", f"must be package-relative and end in .py: {path!r}")
+        line = item.get("line")
+        if line is not None and (not isinstance(line, int) or isinstance(line, bool) or line < 1):
+            raise _Invalid(f"{where}.line", "must be a positive integer")
+        sites.append(Site(path=path, function=function, release=release, line=line))
+    return tuple(sites)
+
+
+def _context(data: Mapping[str, Any]) -> tuple[ContextFrame, ...]:
+    raw = data.get("context")
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict) or set(raw) - {"frames"}:
+        raise _Invalid("context", "must be a table with only 'frames'")
+    frames = raw.get("frames", [])
+    if not isinstance(frames, list) or not frames:
+        raise _Invalid("context.frames", "must be a non-empty list of tables")
+    out = []
+    for i, item in enumerate(frames):
+        where = f"context.frames[{i}]"
+        if not isinstance(item, dict) or set(item) - {"path", "function"}:
+            raise _Invalid(where, "must be a table with 'path' and optional 'function'")
+        path, function = item.get("path"), item.get("function")
+        if not isinstance(path, str) or not path.endswith(".py") or path.startswith("/"):
+            raise _Invalid(f"{where}.path", "must be a package-relative path ending in .py")
+        if function is not None and (not isinstance(function, str) or not function):
+            raise _Invalid(f"{where}.function", "must be a non-empty string")
+        out.append(ContextFrame(path=path, function=function))
+    return tuple(out)
+
+
+def _mentions(data: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    raw = data.get("mentions")
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise _Invalid("mentions", "must be a table")
+    unknown = set(raw) - set(MENTION_KINDS)
+    if unknown:
+        raise _Invalid("mentions", f"unknown keys {sorted(unknown)}; use {list(MENTION_KINDS)}")
+    return {kind: _str_list(raw, kind) for kind in MENTION_KINDS if kind in raw}
+
+
+def entry_from_mapping(data: Mapping[str, Any], *, source: str = "", slug: str | None = None) -> Entry:
+    """Validate one parsed entry; raises ``_Invalid`` naming the field at fault."""
+    unknown = set(data) - FIELDS
+    if unknown:
+        raise _Invalid(sorted(unknown)[0], f"unknown field (known: {', '.join(sorted(FIELDS))})")
+    entry_id = _str(data, "id")
+    assert entry_id is not None
+    if not _ID_RE.match(entry_id):
+        raise _Invalid("id", f"must look like 'package.some-slug', got {entry_id!r}")
+    package = _str(data, "package")
+    assert package is not None
+    if entry_id.partition(".")[0] != package:
+        raise _Invalid("id", f"must start with the package name {package!r}")
+    if slug is not None and entry_id.partition(".")[2] != slug:
+        raise _Invalid("id", f"must match the file name: expected '{package}.{slug}'")
+    title = _str(data, "title")
+    assert title is not None
+    if len(title) > 90 or "\n" in title:
+        raise _Invalid("title", "must be one line of at most 90 characters")
+    exc = data.get("exception")
+    if isinstance(exc, str) and exc.strip():
+        exceptions: tuple[str, ...] = (exc,)
+    else:
+        exceptions = _str_list(data, "exception", required=True)
+    raw_template = _str(data, "template")
+    assert raw_template is not None
+    try:
+        template = parse_template(raw_template)
+    except TemplateError as err:
+        raise _Invalid("template", str(err)) from None
+    kind = _str(data, "kind", required=False) or "raise"
+    if kind not in KINDS:
+        raise _Invalid("kind", f"must be one of {list(KINDS)}, got {kind!r}")
+    related = _str_list(data, "related")
+    for rel in related:
+        if not _ID_RE.match(rel):
+            raise _Invalid("related", f"{rel!r} is not an entry id")
+    references = _str_list(data, "references")
+    for ref in references:
+        if not ref.startswith("https://"):
+            raise _Invalid("references", f"{ref!r} must be an https URL")
+    sites = _sites(data)
+    context = _context(data)
+    if not sites and not context and not template.literal_rich:
+        raise _Invalid("template", "has too little literal text to match without a site or context")
+    return Entry(
+        id=entry_id,
+        package=package,
+        title=title,
+        exceptions=exceptions,
+        template=template,
+        release=_str(data, "release") or "",
+        meaning=_str(data, "meaning") or "",
+        causes=_str_list(data, "causes", required=True),
+        fixes=_str_list(data, "fixes", required=True),
+        kind=kind,
+        origin=_str(data, "origin", required=False),
+        related=related,
+        example=_str(data, "example", required=False),
+        references=references,
+        sites=sites,
+        context=context,
+        mentions=_mentions(data),
+        source=source,
+    )
+
+
+def load_entry_file(path: Path | Any, *, display: str) -> Entry:
+    """Read and validate one TOML file (a ``Path`` or an importlib resource)."""
+    try:
+        raw = path.read_bytes()
+    except OSError as err:
+        raise _Invalid("(file)", f"cannot be read: {err}") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise _Invalid("(file)", f"is not UTF-8: {err}") from None
+    except tomllib.TOMLDecodeError as err:
+        raise _Invalid("(file)", f"is not valid TOML: {err}") from None
+    slug = str(path.name)[: -len(".toml")]
+    return entry_from_mapping(data, source=display, slug=slug)
+
+
+@dataclass(slots=True)
+class Catalog:
+    """Loaded entries by id, with the problems met while loading."""
+
+    entries: dict[str, Entry]
+    problems: list[CatalogProblem]
+
+    def __iter__(self) -> Iterator[Entry]:
+        return iter(self.entries.values())
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def get(self, entry_id: str) -> Entry | None:
+        return self.entries.get(entry_id)
+
+
+def builtin_catalog_dir() -> Any:
+    """The packaged catalog: inside the wheel, or ``catalog/`` of a source checkout."""
+    import importlib_resources
+
+    packaged = importlib_resources.files("errhints").joinpath("catalog")
+    if packaged.is_dir():
+        return packaged
+    checkout = Path(__file__).resolve().parents[2] / "catalog"
+    return checkout
+
+
+def user_catalog_dirs(extra: Iterable[str | os.PathLike[str]] = ()) -> list[Path]:
+    """Directories from ``ERRHINTS_CATALOG_PATH`` (os.pathsep-separated), then ``extra``."""
+    dirs = [Path(p) for p in os.environ.get(ENV_CATALOG_PATH, "").split(os.pathsep) if p.strip()]
+    dirs.extend(Path(p) for p in extra)
+    return dirs
+
+
+def _toml_files(root: Any) -> list[tuple[Any, str]]:
+    """``root/*.toml`` and ``root/<package>/*.toml`` with their names relative to ``root``."""
+    found: list[tuple[Any, str]] = []
+    try:
+        children = sorted(root.iterdir(), key=lambda p: p.name)
+    except OSError:
+        return []
+    for child in children:
+        if child.is_file() and child.name.endswith(".toml"):
+            found.append((child, child.name))
+        elif child.is_dir() and not child.name.startswith((".", "_")):
+            inner = sorted((p for p in child.iterdir() if p.name.endswith(".toml")), key=lambda p: p.name)
+            found.extend((p, f"{child.name}/{p.name}") for p in inner)
+    return found
+
+
+def load_catalog(extra_dirs: Iterable[str | os.PathLike[str]] = (), *, builtin: bool = True) -> Catalog:
+    """Load the packaged catalog, then user directories (a user entry replaces a packaged one)."""
+    entries: dict[str, Entry] = {}
+    problems: list[CatalogProblem] = []
+    roots: list[tuple[Any, str]] = []
+    if builtin:
+        roots.append((builtin_catalog_dir(), "catalog"))
+    for directory in user_catalog_dirs(extra_dirs):
+        if not directory.is_dir():
+            problems.append(CatalogProblem(str(directory), "(directory)", "does not exist or is not a directory"))
+            continue
+        roots.append((directory, str(directory)))
+    for root, label in roots:
+        for file, relative in _toml_files(root):
+            display = f"{label}/{relative}"
+            try:
+                entry = load_entry_file(file, display=display)
+            except _Invalid as err:
+                problems.append(CatalogProblem(display, err.field, err.problem))
+                continue
+            entries[entry.id] = entry
+    for entry in entries.values():
+        missing = [rel for rel in entry.related if rel not in entries]
+        if missing:
+            problems.append(CatalogProblem(entry.source, "related", f"unknown ids {missing}"))
+    return Catalog(entries=entries, problems=problems)

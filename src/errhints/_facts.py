@@ -1,0 +1,163 @@
+"""ErrorFacts: what any source (a live exception, traceback text, a log line) tells about a failure.
+
+Every door turns its input into these plain records; the matcher reads nothing else.
+Extraction from a live exception never calls the exception's own code except ``str()``,
+and survives when that raises.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import TracebackType
+
+__all__ = ["ErrorFacts", "Frame", "facts_from_exception", "module_to_path", "safe_str"]
+
+#: How many exceptions of one chain (causes, contexts, group members) are read at most.
+MAX_CHAIN = 64
+#: How many frames of one traceback are kept: the outermost and innermost halves.
+MAX_FRAMES = 400
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One stack frame: ``path`` is package-relative (``sglang/srt/x.py``) or ``None``."""
+
+    filename: str
+    function: str
+    line: int | None
+    path: str | None = None
+    package: str | None = None
+
+
+@dataclass(slots=True)
+class ErrorFacts:
+    """One failure: its type, message and frames (innermost last), and what it chains to."""
+
+    type_name: str
+    message: str
+    frames: tuple[Frame, ...] = ()
+    type_names: frozenset[str] = frozenset()
+    chain: list[ErrorFacts] = field(default_factory=list)
+    relation: str = ""  # "cause", "context" or "group" for facts inside another's chain
+    has_stack: bool = False  # whether frames were known at all (a bare log line has none)
+
+    @property
+    def short_type(self) -> str:
+        """The type's name without its module: ``OutOfMemoryError`` for ``torch.OutOfMemoryError``."""
+        return self.type_name.rpartition(".")[2]
+
+    @property
+    def packages(self) -> frozenset[str]:
+        """Top-level packages that have a frame in this traceback."""
+        return frozenset(f.package for f in self.frames if f.package)
+
+    def all_type_names(self) -> frozenset[str]:
+        """Every name the type answers to: qualified, short and (live only) its bases."""
+        return self.type_names | {self.type_name, self.short_type}
+
+
+def module_to_path(module: str, filename: str) -> str:
+    """``sglang.srt.managers.scheduler`` -> ``sglang/srt/managers/scheduler.py`` (package inits too)."""
+    base = module.replace(".", "/")
+    if filename.endswith(("__init__.py", "__init__.pyc")):
+        return base + "/__init__.py"
+    return base + ".py"
+
+
+def safe_str(value: object, limit: int | None = None) -> str:
+    """``str(value)`` that never raises and keeps lone surrogates representable."""
+    try:
+        text = str(value)
+    except Exception:
+        try:
+            text = f"<unprintable {type(value).__name__} object>"
+        except Exception:
+            text = "<unprintable object>"
+    if not isinstance(text, str):  # a str subclass is fine; anything else is not
+        text = "<unprintable object>"
+    if limit is not None and len(text) > limit:
+        text = text[:limit]
+    return text
+
+
+def _type_name(tp: type) -> str:
+    module = getattr(tp, "__module__", None) or ""
+    qualname = getattr(tp, "__qualname__", None) or getattr(tp, "__name__", "?")
+    if module in ("builtins", "__main__", ""):
+        return str(qualname)
+    return f"{module}.{qualname}"
+
+
+def _frames(tb: TracebackType | None) -> tuple[Frame, ...]:
+    frames: list[Frame] = []
+    depth = 0
+    while tb is not None and depth < 100_000:
+        frame = tb.tb_frame
+        code = frame.f_code
+        module = frame.f_globals.get("__name__")
+        path = package = None
+        if isinstance(module, str) and module and module != "__main__":
+            package = module.partition(".")[0]
+            path = module_to_path(module, code.co_filename)
+        frames.append(
+            Frame(
+                filename=code.co_filename,
+                function=getattr(code, "co_qualname", code.co_name),
+                line=tb.tb_lineno,
+                path=path,
+                package=package,
+            )
+        )
+        tb = tb.tb_next
+        depth += 1
+    if len(frames) > MAX_FRAMES:
+        half = MAX_FRAMES // 2
+        frames = frames[:half] + frames[-half:]
+    return tuple(frames)
+
+
+def _one(exc: BaseException, relation: str) -> ErrorFacts:
+    tp = type(exc)
+    names: set[str] = set()
+    for base in getattr(tp, "__mro__", (tp,)):
+        if base is object:
+            continue
+        names.add(_type_name(base))
+        names.add(getattr(base, "__name__", "?"))
+    return ErrorFacts(
+        type_name=_type_name(tp),
+        message=safe_str(exc),
+        frames=_frames(exc.__traceback__),
+        type_names=frozenset(names),
+        relation=relation,
+        has_stack=True,
+    )
+
+
+def facts_from_exception(exc: BaseException) -> ErrorFacts:
+    """Read a live exception and its chain (causes, contexts, group members), cycles cut."""
+    root = _one(exc, "")
+    seen = {id(exc)}
+    queue: list[tuple[BaseException, ErrorFacts]] = [(exc, root)]
+    while queue and len(seen) < MAX_CHAIN:
+        current, facts = queue.pop(0)
+        linked: list[tuple[BaseException, str]] = []
+        cause = getattr(current, "__cause__", None)
+        if isinstance(cause, BaseException):
+            linked.append((cause, "cause"))
+        context = getattr(current, "__context__", None)
+        if isinstance(context, BaseException) and not getattr(current, "__suppress_context__", False):
+            linked.append((context, "context"))
+        if isinstance(current, BaseExceptionGroup):
+            members = getattr(current, "exceptions", ())
+            if isinstance(members, tuple):
+                linked.extend((m, "group") for m in members if isinstance(m, BaseException))
+        for other, relation in linked:
+            if id(other) in seen or len(seen) >= MAX_CHAIN:
+                continue
+            seen.add(id(other))
+            child = _one(other, relation)
+            root.chain.append(child)
+            queue.append((other, child))
+    return root
+

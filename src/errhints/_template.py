@@ -1,0 +1,137 @@
+"""Message templates: parse ``{placeholder}`` text once, then match it in linear time.
+
+A template is the message an f-string produces, with each replacement field kept as
+``{expression}``. Matching never uses regular expressions: the literal pieces are looked
+up left to right with ``str.find``/``startswith``, which is linear in the message length
+and cannot backtrack, even on a 10 MB message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Template", "TemplateError", "parse_template"]
+
+#: Alphanumeric characters of literal text a template needs to match on text alone.
+MIN_LITERAL_CHARS = 16
+
+
+class TemplateError(ValueError):
+    """A template string that cannot be parsed (unbalanced braces)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Template:
+    """A parsed template: literal pieces with one placeholder between each pair."""
+
+    source: str
+    literals: tuple[str, ...]
+    names: tuple[str, ...]
+
+    @property
+    def literal_chars(self) -> int:
+        """How many letters and digits the literal pieces hold."""
+        return sum(ch.isalnum() for piece in self.literals for ch in piece)
+
+    @property
+    def literal_rich(self) -> bool:
+        """Whether the literal text alone is distinctive enough to match without a site."""
+        return self.literal_chars >= MIN_LITERAL_CHARS
+
+    @property
+    def skeleton(self) -> str:
+        """The literal text with each placeholder folded to one space, for fuzzy scoring."""
+        return " ".join(p.strip() for p in self.literals if p.strip())
+
+    def match(self, message: str) -> tuple[str, ...] | None:
+        """Return the placeholder values if the whole message fits, else ``None``.
+
+        Placeholders take any text (including none); each literal is taken at its leftmost
+        place, the last one at the message's end. For patterns whose only wildcards are
+        "any text", leftmost-greedy search finds a match whenever one exists.
+        """
+        lits = self.literals
+        first, last = lits[0], lits[-1]
+        if len(lits) == 1:
+            return () if message == first else None
+        if not message.startswith(first):
+            return None
+        end = len(message) - len(last)
+        if end < len(first) or not message.endswith(last):
+            return None
+        pos = len(first)
+        values: list[str] = []
+        for piece in lits[1:-1]:
+            found = message.find(piece, pos, end) if piece else pos
+            if found < 0:
+                return None
+            values.append(message[pos:found])
+            pos = found + len(piece)
+        values.append(message[pos:end])
+        return tuple(values)
+
+    def search(self, text: str) -> tuple[int, int, tuple[str, ...]] | None:
+        """Find the template inside larger text; return ``(start, end, values)`` or ``None``.
+
+        Used for messages that embed this one. The first and last literals must be
+        non-empty for the span to be bounded; otherwise only :meth:`match` applies.
+        The last placeholder takes the shortest text that reaches the last literal.
+        """
+        lits = self.literals
+        if not lits[0] or (len(lits) > 1 and not lits[-1]):
+            return None
+        start = text.find(lits[0])
+        if start < 0:
+            return None
+        pos = start + len(lits[0])
+        values: list[str] = []
+        for piece in lits[1:]:
+            found = text.find(piece, pos) if piece else pos
+            if found < 0:
+                return None
+            values.append(text[pos:found])
+            pos = found + len(piece)
+        return start, pos, tuple(values)
+
+
+def parse_template(source: str) -> Template:
+    """Split ``source`` into literals and placeholders; ``{{``/``}}`` are literal braces.
+
+    A placeholder runs to its matching ``}``, so expressions such as
+    ``{len(data) if isinstance(data, list) else type(data).__name__}`` or ``{d['k']}`` work.
+    """
+    literals: list[str] = []
+    names: list[str] = []
+    buf: list[str] = []
+    i, n = 0, len(source)
+    while i < n:
+        ch = source[i]
+        if ch == "{":
+            if source.startswith("{{", i):
+                buf.append("{")
+                i += 2
+                continue
+            depth, j = 1, i + 1
+            while j < n and depth:
+                if source[j] == "{":
+                    depth += 1
+                elif source[j] == "}":
+                    depth -= 1
+                j += 1
+            if depth:
+                raise TemplateError(f"unclosed '{{' at offset {i} in template {source!r}")
+            literals.append("".join(buf))
+            buf = []
+            names.append(source[i + 1 : j - 1].strip())
+            i = j
+        elif ch == "}":
+            if source.startswith("}}", i):
+                buf.append("}")
+                i += 2
+                continue
+            raise TemplateError(f"single '}}' at offset {i} in template {source!r}")
+        else:
+            buf.append(ch)
+            i += 1
+    literals.append("".join(buf))
+    return Template(source=source, literals=tuple(literals), names=tuple(names))
