@@ -20,13 +20,19 @@ MAX_FRAMES = 400
 
 @dataclass(frozen=True, slots=True)
 class Frame:
-    """One stack frame: ``path`` is package-relative (``sglang/srt/x.py``) or ``None``."""
+    """One stack frame: ``path`` is package-relative (``sglang/srt/x.py``) or ``None``.
+
+    ``function`` is the qualified name (``Scheduler.run_batch``) for a live frame; from
+    traceback text it is what the traceback printed, often the bare name, so
+    ``qualified`` is then ``False`` and the matcher compares the last dotted part.
+    """
 
     filename: str
     function: str
     line: int | None
     path: str | None = None
     package: str | None = None
+    qualified: bool = True
 
 
 @dataclass(slots=True)
