@@ -1,0 +1,120 @@
+"""``@annotate`` (built on wrapt) and ``annotating()``: note exceptions as they leave a call.
+
+The wrapper re-raises the very same exception object; it only adds the note. Generators and
+async generators are wrapped so that exceptions raised while iterating are noted too, with
+``send``/``throw``/``close`` passed through.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncGenerator, Callable, Generator
+from typing import Any
+
+import wrapt
+
+from ._notes import attach
+from ._render import Verbosity
+
+__all__ = ["make_decorator"]
+
+
+def _note(exc: BaseException, verbosity: Verbosity | None) -> None:
+    if not isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit, StopIteration)):
+        attach(exc, verbosity)
+
+
+def _wrap_generator(gen: Generator[Any, Any, Any], verbosity: Verbosity | None) -> Generator[Any, Any, Any]:
+    try:
+        return (yield from gen)
+    except BaseException as exc:
+        _note(exc, verbosity)
+        raise
+
+
+async def _wrap_async_generator(
+    agen: AsyncGenerator[Any, Any], verbosity: Verbosity | None
+) -> AsyncGenerator[Any, Any]:
+    try:
+        item = await agen.__anext__()
+    except StopAsyncIteration:
+        return
+    except BaseException as exc:
+        _note(exc, verbosity)
+        raise
+    while True:
+        try:
+            sent = yield item
+        except GeneratorExit:
+            await agen.aclose()
+            raise
+        except BaseException as thrown:
+            try:
+                item = await agen.athrow(thrown)
+            except StopAsyncIteration:
+                return
+            except BaseException as exc:
+                if exc is not thrown:
+                    _note(exc, verbosity)
+                raise
+            continue
+        try:
+            item = await agen.asend(sent)
+        except StopAsyncIteration:
+            return
+        except BaseException as exc:
+            _note(exc, verbosity)
+            raise
+
+
+def make_decorator(verbosity: Verbosity | None = None) -> Callable[[Any], Any]:
+    """A wrapt decorator that notes exceptions escaping the wrapped callable."""
+
+    @wrapt.decorator
+    def sync_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        try:
+            return wrapped(*args, **kwargs)
+        except BaseException as exc:
+            _note(exc, verbosity)
+            raise
+
+    @wrapt.decorator
+    def coroutine_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        async def run() -> Any:
+            try:
+                return await wrapped(*args, **kwargs)
+            except BaseException as exc:
+                _note(exc, verbosity)
+                raise
+
+        return run()
+
+    @wrapt.decorator
+    def generator_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        try:
+            gen = wrapped(*args, **kwargs)
+        except BaseException as exc:
+            _note(exc, verbosity)
+            raise
+        return _wrap_generator(gen, verbosity)
+
+    @wrapt.decorator
+    def async_generator_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        try:
+            agen = wrapped(*args, **kwargs)
+        except BaseException as exc:
+            _note(exc, verbosity)
+            raise
+        return _wrap_async_generator(agen, verbosity)
+
+    def choose(func: Any) -> Any:
+        target = func.__func__ if isinstance(func, (classmethod, staticmethod)) else func
+        if inspect.isasyncgenfunction(target):
+            return async_generator_wrapper(func)
+        if inspect.iscoroutinefunction(target):
+            return coroutine_wrapper(func)
+        if inspect.isgeneratorfunction(target):
+            return generator_wrapper(func)
+        return sync_wrapper(func)
+
+    return choose

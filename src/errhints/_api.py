@@ -1,0 +1,97 @@
+"""The public functions. Cheap to import: everything heavy is imported on first use."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar, overload
+
+if TYPE_CHECKING:
+    from ._match import Match
+    from ._render import Verbosity
+
+__all__ = ["annotate", "annotating", "explain", "install", "uninstall"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def explain(
+    exc: BaseException, *, catalog_paths: Iterable[str | os.PathLike[str]] = ()
+) -> list[Match]:
+    """The catalog entries that explain ``exc`` (and its chain), best first; ``[]`` if none.
+
+    Each match has ``id``, ``title``, ``package``, ``confidence`` (``"exact"``, ``"strong"``
+    or ``"weak"``) and ``entry``. ``catalog_paths`` adds user catalog directories to the
+    packaged catalog and ``ERRHINTS_CATALOG_PATH``.
+    """
+    if not isinstance(exc, BaseException):
+        raise TypeError(f"explain() takes an exception, not {type(exc).__name__}")
+    from ._notes import explain_exception
+
+    return explain_exception(exc, tuple(os.fspath(p) for p in catalog_paths))
+
+
+def install(*, verbosity: Verbosity | None = None, logging: bool = True) -> None:
+    """Explain uncaught exceptions everywhere in this process; idempotent.
+
+    Hooks ``sys.excepthook``, ``threading.excepthook``, ``sys.unraisablehook`` and asyncio's
+    unretrieved-task errors; with ``logging`` also error records that carry a traceback.
+    """
+    from . import _hooks, _notes
+
+    if verbosity is not None:
+        _notes.set_default_verbosity(verbosity)
+    _hooks.install_hooks()
+    if logging:
+        from ._logging import install_logging
+
+        install_logging()
+
+
+def uninstall() -> None:
+    """Undo ``install()``: restore the hooks that were there before (when still ours)."""
+    from . import _hooks
+
+    _hooks.uninstall_hooks()
+    import sys
+
+    if "errhints._logging" in sys.modules:
+        from ._logging import uninstall_logging
+
+        uninstall_logging()
+
+
+@overload
+def annotate(func: F, /) -> F: ...
+@overload
+def annotate(*, verbosity: Verbosity | None = None) -> Callable[[F], F]: ...
+def annotate(func: Any = None, /, *, verbosity: Verbosity | None = None) -> Any:
+    """Decorate a function, method, coroutine or generator so its failures carry a note.
+
+    Use bare (``@errhints.annotate``) or with options (``@errhints.annotate(verbosity="full")``).
+    The exception that leaves the call is the very same object, with one note added.
+    """
+    if verbosity not in (None, "short", "full"):
+        raise ValueError(f"verbosity must be 'short' or 'full', not {verbosity!r}")
+    from ._annotate import make_decorator
+
+    decorator = make_decorator(verbosity)
+    if func is None:
+        return decorator
+    return decorator(func)
+
+
+@contextlib.contextmanager
+def annotating(*, verbosity: Verbosity | None = None) -> Iterator[None]:
+    """``with errhints.annotating():`` notes an exception leaving the block, then re-raises it."""
+    if verbosity not in (None, "short", "full"):
+        raise ValueError(f"verbosity must be 'short' or 'full', not {verbosity!r}")
+    try:
+        yield
+    except BaseException as exc:
+        from ._notes import attach
+
+        if not isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+            attach(exc, verbosity)
+        raise

@@ -1,0 +1,130 @@
+"""Interpreter hooks: ``sys.excepthook``, ``threading.excepthook``, ``sys.unraisablehook``, asyncio.
+
+Each hook adds the note, then hands the very same exception to the hook that was there
+before. Installing twice is a no-op. Uninstalling restores the previous hook only while ours
+is still the one installed; if someone installed a hook after us, ours stays in their chain
+but passes everything through untouched.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from . import _debug
+from ._notes import Outcome, attach
+
+if TYPE_CHECKING:
+    import logging
+
+__all__ = ["install_hooks", "installed", "uninstall_hooks"]
+
+_lock = threading.RLock()
+_hooks: dict[str, Any] = {}
+
+
+def _print_fallback(outcome: Outcome | None) -> None:
+    """When the note could not be attached, show it after the traceback instead."""
+    if outcome is None or outcome.note is None or outcome.attached:
+        return
+    try:
+        sys.stderr.write(outcome.note + "\n")
+    except Exception as err:
+        _debug.report("printing a note", err)
+
+
+def _safe_attach(exc: object) -> Outcome | None:
+    if not isinstance(exc, BaseException):
+        return None
+    try:
+        return attach(exc)
+    except BaseException as err:  # attach never raises; this guards against the impossible
+        _debug.report("a hook", err)
+        return None
+
+
+class _Hook:
+    """Base for one installed hook: remembers what it replaced and can be switched off."""
+
+    def __init__(self, previous: Callable[..., Any]) -> None:
+        self.previous = previous
+        self.active = True
+
+
+class _ExceptHook(_Hook):
+    def __call__(
+        self, tp: type[BaseException], value: BaseException, tb: TracebackType | None
+    ) -> None:
+        outcome = _safe_attach(value) if self.active else None
+        self.previous(tp, value, tb)
+        _print_fallback(outcome)
+
+
+class _ThreadingHook(_Hook):
+    def __call__(self, args: threading.ExceptHookArgs) -> None:
+        outcome = _safe_attach(args.exc_value) if self.active else None
+        self.previous(args)
+        _print_fallback(outcome)
+
+
+class _UnraisableHook(_Hook):
+    def __call__(self, unraisable: Any) -> None:
+        outcome = _safe_attach(getattr(unraisable, "exc_value", None)) if self.active else None
+        self.previous(unraisable)
+        _print_fallback(outcome)
+
+
+def _asyncio_filter(record: logging.LogRecord) -> bool:
+    """Note the exception of an asyncio error record ("Task exception was never retrieved")."""
+    try:
+        exc_info = record.exc_info
+        if exc_info and isinstance(exc_info, tuple) and len(exc_info) == 3:
+            _safe_attach(exc_info[1])
+    except BaseException as err:
+        _debug.report("the asyncio log filter", err)
+    return True
+
+
+def installed() -> bool:
+    """Whether ``install()`` is in effect."""
+    return bool(_hooks)
+
+
+def install_hooks() -> None:
+    """Put our hooks in front of the current ones (no-op when already installed)."""
+    with _lock:
+        if _hooks:
+            return
+        excepthook = _ExceptHook(sys.excepthook)
+        threading_hook = _ThreadingHook(threading.excepthook)
+        unraisable_hook = _UnraisableHook(sys.unraisablehook)
+        sys.excepthook = excepthook
+        threading.excepthook = threading_hook
+        sys.unraisablehook = unraisable_hook
+        import logging
+
+        logging.getLogger("asyncio").addFilter(_asyncio_filter)
+        _hooks.update(excepthook=excepthook, threading=threading_hook, unraisable=unraisable_hook)
+
+
+def uninstall_hooks() -> None:
+    """Restore what was there before, without clobbering hooks installed after ours."""
+    with _lock:
+        if not _hooks:
+            return
+        for name, owner, attr in (
+            ("excepthook", sys, "excepthook"),
+            ("threading", threading, "excepthook"),
+            ("unraisable", sys, "unraisablehook"),
+        ):
+            hook = _hooks[name]
+            hook.active = False
+            if getattr(owner, attr) is hook:
+                setattr(owner, attr, hook.previous)
+        import logging
+
+        logging.getLogger("asyncio").removeFilter(_asyncio_filter)
+        _hooks.clear()

@@ -1,0 +1,369 @@
+"""The matcher: find the catalog entries that explain one failure, and say how sure it is.
+
+Order of trust: ``exact`` (raise site or context frame, and template), ``strong`` (a
+literal-rich template fits the message; site unknown or moved), ``weak`` (fuzzy agreement of
+the template's literal text, for wording that drifted). Candidates always come from an index
+(message head, tail, distinctive words, raise site), so the cost stays flat as the catalog
+grows; rapidfuzz is imported only when the precise levels found nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from . import _debug
+from ._catalog import Catalog, ContextFrame, Entry, Site
+from ._facts import ErrorFacts, Frame
+
+__all__ = ["Confidence", "Index", "Match", "build_index", "explain_facts"]
+
+Confidence = Literal["exact", "strong", "weak"]
+_RANK = {"exact": 0, "strong": 1, "weak": 2}
+
+#: Characters of a message's head/tail used as index keys.
+KEY_CHARS = 6
+#: Fuzzy score (0-100) a weak match must reach.
+WEAK_THRESHOLD = 88.0
+#: How much of a huge message the word index and fuzzy scorer look at (head and tail).
+WINDOW = 4096
+#: Nesting depth for errors embedded in other errors' messages.
+MAX_EMBED_DEPTH = 2
+#: A placeholder value shorter than this is not searched for an embedded error.
+MIN_EMBEDDED_CHARS = 12
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{3,40}")
+_COMMON_WORDS = frozenset(
+    "error failed please check the with that this from have your model true false none "
+    "than must should expected found could does cannot exception runtime value type".split()
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """One entry that explains the failure, with how sure errhints is and why."""
+
+    entry: Entry
+    confidence: Confidence
+    score: float
+    via: str  # "site", "context", "template", "fuzzy"
+    message: str
+    site: Site | None = None
+    frame: Frame | None = None
+    embedded: bool = False
+    relation: str = ""
+
+    @property
+    def id(self) -> str:
+        return self.entry.id
+
+    @property
+    def title(self) -> str:
+        return self.entry.title
+
+    @property
+    def package(self) -> str:
+        return self.entry.package
+
+    def sort_key(self) -> tuple[int, int, float]:
+        return (int(self.embedded), _RANK[self.confidence], -self.score)
+
+    def to_dict(self) -> dict[str, object]:
+        """The JSON shape used by ``errhints explain --json``."""
+        return {
+            "id": self.entry.id,
+            "title": self.entry.title,
+            "package": self.entry.package,
+            "confidence": self.confidence,
+            "via": self.via,
+            "embedded": self.embedded,
+            "sites": [
+                {"path": s.path, "function": s.function, "release": s.release, "line": s.line}
+                for s in self.entry.sites
+            ],
+        }
+
+
+def _last(function: str) -> str:
+    return function.rpartition(".")[2]
+
+
+def _words(text: str) -> set[str]:
+    if len(text) > 2 * WINDOW:
+        text = text[:WINDOW] + " " + text[-WINDOW:]
+    return {w.lower() for w in _WORD.findall(text)}
+
+
+def _anchor_word(entry: Entry) -> str | None:
+    words = [w.lower() for piece in entry.template.literals for w in _WORD.findall(piece)]
+    words = [w for w in words if w not in _COMMON_WORDS] or words
+    return max(words, key=len) if words else None
+
+
+@dataclass(slots=True)
+class Index:
+    """Lookup tables over one catalog, built once and shared (read-only) between threads."""
+
+    catalog: Catalog
+    by_head: dict[str, list[Entry]] = field(default_factory=dict)
+    by_tail: dict[str, list[Entry]] = field(default_factory=dict)
+    by_word: dict[str, list[Entry]] = field(default_factory=dict)
+    by_site: dict[tuple[str, str], list[tuple[Entry, Site]]] = field(default_factory=dict)
+    by_context_path: dict[str, list[tuple[Entry, ContextFrame]]] = field(default_factory=dict)
+    fuzzy_words: dict[str, list[Entry]] = field(default_factory=dict)
+
+    def text_candidates(self, message: str) -> list[Entry]:
+        """Entries whose template could fit ``message`` (a superset, never a miss)."""
+        seen: dict[str, Entry] = {}
+        for entry in self.by_head.get(message[:KEY_CHARS], ()):
+            seen[entry.id] = entry
+        for entry in self.by_tail.get(message[-KEY_CHARS:], ()) if message else ():
+            seen[entry.id] = entry
+        if self.by_word:
+            for word in _words(message):
+                for entry in self.by_word.get(word, ()):
+                    seen[entry.id] = entry
+        return list(seen.values())
+
+
+def build_index(catalog: Catalog) -> Index:
+    """Index every entry by where its template is pinned: head, tail, or a distinctive word."""
+    index = Index(catalog=catalog)
+    for entry in catalog:
+        lits = entry.template.literals
+        if len(lits[0]) >= KEY_CHARS:
+            index.by_head.setdefault(lits[0][:KEY_CHARS], []).append(entry)
+        elif len(lits) > 1 and len(lits[-1]) >= KEY_CHARS:
+            index.by_tail.setdefault(lits[-1][-KEY_CHARS:], []).append(entry)
+        elif len(lits) == 1 and lits[0]:
+            index.by_head.setdefault(lits[0][:KEY_CHARS], []).append(entry)
+        else:
+            word = _anchor_word(entry)
+            if word:
+                index.by_word.setdefault(word, []).append(entry)
+        for site in entry.sites:
+            index.by_site.setdefault((site.path, _last(site.function)), []).append((entry, site))
+        for ctx in entry.context:
+            index.by_context_path.setdefault(ctx.path, []).append((entry, ctx))
+        if entry.template.literal_rich:
+            for word in {w.lower() for w in _WORD.findall(entry.template.skeleton)} - _COMMON_WORDS:
+                index.fuzzy_words.setdefault(word, []).append(entry)
+    return index
+
+
+def _type_ok(entry: Entry, facts: ErrorFacts) -> bool:
+    if not facts.type_name:
+        return True  # a bare log line or an HTTP body: the type is unknown
+    names = {n.rpartition(".")[2] for n in facts.all_type_names()}
+    return bool(entry.exception_short_names & names)
+
+
+def _function_ok(frame: Frame, function: str) -> bool:
+    if frame.qualified:
+        return frame.function == function
+    return frame.function == _last(function)
+
+
+def _context_frame(entry: Entry, frames: tuple[Frame, ...]) -> tuple[int, Frame] | None:
+    """The innermost stack frame that satisfies one of the entry's context frames."""
+    for depth, frame in enumerate(reversed(frames)):
+        for ctx in entry.context:
+            if frame.path == ctx.path and (ctx.function is None or _function_ok(frame, ctx.function)):
+                return depth, frame
+    return None
+
+
+class _Matcher:
+    """One explain call: facts in, matches out (no shared mutable state)."""
+
+    def __init__(self, index: Index) -> None:
+        self.index = index
+        self.found: dict[str, Match] = {}
+
+    def add(self, match: Match) -> None:
+        old = self.found.get(match.entry.id)
+        if old is None or match.sort_key() < old.sort_key():
+            self.found[match.entry.id] = match
+
+    def run(self, facts: ErrorFacts) -> list[Match]:
+        stack: tuple[Frame, ...] = facts.frames
+        for member in facts.chain:
+            stack = stack + member.frames
+        has_stack = facts.has_stack or any(m.has_stack for m in facts.chain)
+        packages = frozenset(f.package for f in stack if f.package)
+        self.one(facts, stack, packages, has_stack, embedded=False, depth=0)
+        for member in facts.chain:
+            self.one(member, stack, packages, has_stack, embedded=False, depth=0)
+        return sorted(self.found.values(), key=Match.sort_key)
+
+    def one(
+        self,
+        facts: ErrorFacts,
+        stack: tuple[Frame, ...],
+        packages: frozenset[str],
+        has_stack: bool,
+        *,
+        embedded: bool,
+        depth: int,
+    ) -> None:
+        message = facts.message
+        precise = False
+        # 1. The raise site: the innermost frame is one of an entry's sites.
+        if facts.frames:
+            inner = facts.frames[-1]
+            if inner.path:
+                for entry, site in self.index.by_site.get((inner.path, _last(inner.function)), ()):
+                    if not _function_ok(inner, site.function) or not _type_ok(entry, facts):
+                        continue
+                    values = entry.template.match(message)
+                    if values is None:
+                        continue
+                    self.add(self._make(entry, "exact", 100.0, "site", facts, embedded, site, inner))
+                    precise = True
+                    self.embedded_in(entry, values, stack, packages, has_stack, depth)
+        # 2. The template, on text alone (and context entries, with their frames).
+        for entry in self.index.text_candidates(message):
+            if entry.id in self.found or not _type_ok(entry, facts):
+                continue
+            if not self._in_scope(entry, packages, has_stack, embedded):
+                continue
+            values = entry.template.match(message)
+            if values is None:
+                continue
+            if entry.context:
+                hit = _context_frame(entry, stack)
+                if hit is None:
+                    continue
+                depth_from_raise, frame = hit
+                score = 100.0 - min(depth_from_raise, 50)
+                self.add(self._make(entry, "exact", score, "context", facts, embedded, None, frame))
+            elif entry.template.literal_rich:
+                self.add(self._make(entry, "strong", 90.0, "template", facts, embedded))
+            else:
+                continue
+            precise = True
+            self.embedded_in(entry, values, stack, packages, has_stack, depth)
+        # 3. Fuzzy, only when nothing precise fits.
+        if not precise and not embedded:
+            self.fuzzy(facts, packages, has_stack)
+        # Messages that carry another system's error (JSON bodies, wrapped reprs).
+        if depth < MAX_EMBED_DEPTH:
+            for inner_message in _embedded_messages(message):
+                if inner_message != message:
+                    inner = ErrorFacts(type_name="", message=inner_message)
+                    self.one(inner, stack, packages, has_stack, embedded=True, depth=depth + 1)
+
+    def _in_scope(self, entry: Entry, packages: frozenset[str], has_stack: bool, embedded: bool) -> bool:
+        if entry.context:
+            return has_stack
+        if not has_stack or embedded:
+            return True  # text without frames, or another process's error carried in a message
+        return entry.package in packages
+
+    def embedded_in(
+        self,
+        entry: Entry,
+        values: tuple[str, ...],
+        stack: tuple[Frame, ...],
+        packages: frozenset[str],
+        has_stack: bool,
+        depth: int,
+    ) -> None:
+        """Match the placeholder values of a wrapper message again (``Capture failed: {e}``)."""
+        if depth >= MAX_EMBED_DEPTH:
+            return
+        for value in values:
+            value = value.strip()
+            if len(value) < MIN_EMBEDDED_CHARS:
+                continue
+            for inner in _facts_in_text(value):
+                inner_stack = stack + inner.frames if inner.frames else stack
+                inner_packages = packages | inner.packages
+                self.one(inner, inner_stack, inner_packages, has_stack, embedded=True, depth=depth + 1)
+
+    def fuzzy(self, facts: ErrorFacts, packages: frozenset[str], has_stack: bool) -> None:
+        words = _words(facts.message)
+        counts: dict[str, int] = {}
+        entries: dict[str, Entry] = {}
+        for word in words:
+            for entry in self.index.fuzzy_words.get(word, ()):
+                counts[entry.id] = counts.get(entry.id, 0) + 1
+                entries[entry.id] = entry
+        shortlisted = [entries[i] for i, n in counts.items() if n >= 2]
+        if not shortlisted:
+            return
+        from rapidfuzz import fuzz
+
+        message = facts.message
+        if len(message) > 2 * WINDOW:
+            message = message[:WINDOW] + " " + message[-WINDOW:]
+        for entry in shortlisted:
+            if entry.context or not _type_ok(entry, facts):
+                continue
+            if not self._in_scope(entry, packages, has_stack, embedded=False):
+                continue
+            skeleton = entry.template.skeleton
+            score = min(
+                fuzz.token_set_ratio(skeleton, message),
+                fuzz.partial_ratio(skeleton, message) if len(skeleton) <= len(message) else 0.0,
+            )
+            if score >= WEAK_THRESHOLD:
+                self.add(self._make(entry, "weak", float(score), "fuzzy", facts, False))
+
+    @staticmethod
+    def _make(
+        entry: Entry,
+        confidence: Confidence,
+        score: float,
+        via: str,
+        facts: ErrorFacts,
+        embedded: bool,
+        site: Site | None = None,
+        frame: Frame | None = None,
+    ) -> Match:
+        return Match(
+            entry=entry,
+            confidence=confidence,
+            score=score,
+            via=via,
+            message=facts.message,
+            site=site,
+            frame=frame,
+            embedded=embedded,
+            relation=facts.relation,
+        )
+
+
+def _embedded_messages(message: str) -> list[str]:
+    """Error messages carried inside this one (JSON bodies, client reprs); cheap when none."""
+    if "{" not in message:
+        return []
+    try:
+        from ._bodies import embedded_messages
+
+        return embedded_messages(message)
+    except Exception as err:  # a broken body must not cost the outer match
+        _debug.report("reading an embedded error body", err)
+        return []
+
+
+def _facts_in_text(value: str) -> Iterable[ErrorFacts]:
+    """A placeholder value as facts: tracebacks it contains, else the value as a message."""
+    if "Traceback (most recent call last)" in value or "Error: " in value:
+        try:
+            from ._scan import scan_text
+
+            found = [finding.facts for finding in scan_text(value)]
+        except Exception as err:  # a bad embedded traceback must not cost the outer match
+            _debug.report("reading an embedded traceback", err)
+            found = []
+        if found:
+            return found
+    return [ErrorFacts(type_name="", message=value)]
+
+
+def explain_facts(facts: ErrorFacts, index: Index) -> list[Match]:
+    """All entries that explain ``facts`` (and its chain), best first, one per entry."""
+    return _Matcher(index).run(facts)

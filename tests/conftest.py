@@ -1,0 +1,69 @@
+"""Shared fixtures: stand-in packages on sys.path and a runner for real subprocesses."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from standins import write_standins
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+@pytest.fixture(scope="session")
+def standins_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory holding the stand-in ``sglang`` and ``llamafactory`` packages."""
+    return write_standins(tmp_path_factory.mktemp("standins"))
+
+
+@pytest.fixture
+def standins(standins_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The stand-ins importable in this process; their modules are forgotten afterwards."""
+    monkeypatch.syspath_prepend(str(standins_dir))
+    yield standins_dir
+    for name in list(sys.modules):
+        if name.partition(".")[0] in ("sglang", "llamafactory"):
+            del sys.modules[name]
+
+
+def child_env(standins_dir: Path, **extra: str) -> dict[str, str]:
+    """Environment for a child Python that sees errhints and the stand-ins."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ERRHINTS", "PYTHON"))}
+    paths = [str(standins_dir)]
+    import errhints
+
+    errhints_root = str(Path(errhints.__file__).resolve().parents[1])
+    paths.append(errhints_root)
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env.update(extra)
+    return env
+
+
+RunPy = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def run_py(standins_dir: Path, tmp_path: Path) -> RunPy:
+    """Run a Python script in a real child interpreter; returns the completed process."""
+
+    def run(code: str, *, env: dict[str, str] | None = None, timeout: float = 60,
+            args: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+        script = tmp_path / "child_script.py"
+        script.write_text(textwrap.dedent(code), encoding="utf-8")
+        return subprocess.run(
+            [sys.executable, str(script), *args],
+            env=child_env(standins_dir, **(env or {})),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=tmp_path,
+        )
+
+    return run

@@ -1,0 +1,94 @@
+"""Templates: parsing f-string-shaped messages and matching them in linear time."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from errhints._template import TemplateError, parse_template
+
+
+def test_placeholders_keep_their_expressions() -> None:
+    """A placeholder runs to its matching brace, so nested expressions survive."""
+    t = parse_template(
+        "expected {len(prompts)} outputs, got "
+        "{len(data) if isinstance(data, list) else type(data).__name__}."
+    )
+    assert t.literals == ("expected ", " outputs, got ", ".")
+    assert t.names == ("len(prompts)", "len(data) if isinstance(data, list) else type(data).__name__")
+
+
+def test_doubled_braces_are_literal() -> None:
+    """``{{`` and ``}}`` stand for literal braces, as in f-strings."""
+    t = parse_template("bad body {{'a': {x}}}")
+    assert t.literals == ("bad body {'a': ", "}")
+    assert t.match("bad body {'a': 1}") == ("1",)
+
+
+@pytest.mark.parametrize("source", ["oops {unclosed", "stray } brace"])
+def test_unbalanced_braces_are_rejected(source: str) -> None:
+    """A template with an unbalanced brace is an error naming the offset."""
+    with pytest.raises(TemplateError, match="offset"):
+        parse_template(source)
+
+
+def test_match_returns_placeholder_values() -> None:
+    """A fitting message yields the text each placeholder took."""
+    t = parse_template("SGLang server error: {response.status_code}, {response.text}")
+    assert t.match("SGLang server error: 400, {\"a\": 1, \"b\": 2}") == ("400", '{"a": 1, "b": 2}')
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "SGLang server error 400, x",  # missing colon
+        "prefix SGLang server error: 400, x",  # not at the start
+        "SGLang server error: 400",  # missing the comma
+    ],
+)
+def test_match_requires_every_literal_in_place(message: str) -> None:
+    """Literals must all appear, in order, anchored at both ends."""
+    t = parse_template("SGLang server error: {status}, {text}")
+    assert t.match(message) is None
+
+
+def test_literal_only_template_needs_equality() -> None:
+    """A template without placeholders matches only its exact text."""
+    t = parse_template("Cannot find valid samples.")
+    assert t.match("Cannot find valid samples.") == ()
+    assert t.match("Cannot find valid samples. really") is None
+
+
+def test_literal_richness() -> None:
+    """Placeholder-heavy templates are not literal-rich; sentences are."""
+    assert not parse_template("{failure_msg}: {error_msg}").literal_rich
+    assert parse_template("Prefill out of memory. Try to lower your batch size.").literal_rich
+
+
+def test_search_finds_an_embedded_template() -> None:
+    """``search`` locates a template inside larger text and returns its span."""
+    t = parse_template("Capture cuda graph failed: {e}.")
+    text = "xx Capture cuda graph failed: CUDA OOM. trailing"
+    found = t.search(text)
+    assert found is not None
+    start, end, values = found
+    assert text[start:end] == "Capture cuda graph failed: CUDA OOM."
+    assert values == ("CUDA OOM",)
+
+
+def _time_match(t: object, message: str) -> float:
+    start = time.perf_counter()
+    for _ in range(3):
+        t.match(message)  # type: ignore[attr-defined]
+    return time.perf_counter() - start
+
+
+def test_match_is_linear_on_a_huge_adversarial_message() -> None:
+    """A message built to defeat backtracking: 10x the input costs about 10x, not 100x."""
+    t = parse_template("a{x}a{y}a{z}ab")
+    small, large = "a" * 1_000_000, "a" * 10_000_000
+    assert t.match(large) is None
+    assert t.match(large + "b") is not None
+    ratio = _time_match(t, large) / max(_time_match(t, small), 1e-6)
+    assert ratio < 40, f"10x input took {ratio:.1f}x the time"
