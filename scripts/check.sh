@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Set up one virtualenv per supported Python and run every check: ruff, mypy --strict,
+# the test suite on 3.11, 3.12 and 3.13, and a smoke run of the benchmarks.
+#   scripts/check.sh            everything
+#   scripts/check.sh --quick    lint, types and tests on the first Python only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+versions=(3.11 3.12 3.13)
+[ "$quick" = 1 ] && versions=(3.11)
+
+find_python() {  # find_python 3.12 -> path of a python3.12 interpreter
+    local v=$1 p
+    for p in "python$v" "$(pyenv root 2>/dev/null)/versions/$v"*/bin/"python$v"; do
+        if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import sys' >/dev/null 2>&1; then
+            command -v "$p"
+            return 0
+        fi
+    done
+    return 1
+}
+
+venv_for() {  # venv_for 3.12 -> .venv/py3.12 with errhints (editable) and the dev tools
+    local v=$1 py dir=".venv/py$1"
+    py=$(find_python "$v") || { echo "python$v not found" >&2; return 1; }
+    if [ ! -x "$dir/bin/python" ]; then
+        "$py" -m venv "$dir"
+        "$dir/bin/python" -m pip install -q --upgrade pip
+    fi
+    "$dir/bin/python" -m pip install -q -e '.[dev]'
+    echo "$dir"
+}
+
+first=""
+for v in "${versions[@]}"; do
+    dir=$(venv_for "$v")
+    [ -z "$first" ] && first=$dir
+    if [ "$dir" = "$first" ]; then
+        echo "== ruff"
+        "$dir/bin/ruff" check src tests benchmarks examples
+        "$dir/bin/ruff" format --check src tests benchmarks examples
+        echo "== mypy --strict"
+        "$dir/bin/mypy" src/errhints
+    fi
+    echo "== tests on Python $v"
+    "$dir/bin/python" -m pytest -q -p no:cacheprovider tests
+done
+
+if [ "$quick" = 0 ]; then
+    echo "== benchmarks (smoke)"
+    "$first/bin/python" benchmarks/run.py --smoke
+fi
