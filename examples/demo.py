@@ -21,15 +21,26 @@ FAIL = (
 def run(title: str, code: str, *args: str) -> None:
     print(f"\n===== {title} =====", flush=True)
     env = dict(os.environ, PYTHONPATH=str(HERE / "standins"))
-    subprocess.run([sys.executable, *args, "-c", code] if code else [sys.executable, *args],
-                   env=env, stderr=subprocess.STDOUT, check=False)
+    subprocess.run(
+        [sys.executable, *args, "-c", code] if code else [sys.executable, *args],
+        env=env,
+        stderr=subprocess.STDOUT,
+        check=False,
+    )
 
 
 def main() -> None:
     run("without errhints", FAIL)
     run("with errhints.install()", "import errhints\nerrhints.install()\n" + FAIL)
     log = HERE / "logs" / "scheduler.log"
-    run(f"errhints explain {log.relative_to(HERE.parent)}", "", "-m", "errhints", "explain", str(log))
+    run(
+        f"errhints explain {log.relative_to(HERE.parent)}",
+        "",
+        "-m",
+        "errhints",
+        "explain",
+        str(log),
+    )
 
 
 if __name__ == "__main__":

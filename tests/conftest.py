@@ -53,8 +53,13 @@ RunPy = Callable[..., subprocess.CompletedProcess[str]]
 def run_py(standins_dir: Path, tmp_path: Path) -> RunPy:
     """Run a Python script in a real child interpreter; returns the completed process."""
 
-    def run(code: str, *, env: dict[str, str] | None = None, timeout: float = 60,
-            args: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+    def run(
+        code: str,
+        *,
+        env: dict[str, str] | None = None,
+        timeout: float = 60,
+        args: tuple[str, ...] = (),
+    ) -> subprocess.CompletedProcess[str]:
         script = tmp_path / "child_script.py"
         script.write_text(textwrap.dedent(code), encoding="utf-8")
         return subprocess.run(

@@ -16,7 +16,7 @@ MODULES: dict[str, str] = {
     "sglang/srt/__init__.py": "",
     "sglang/srt/disaggregation/__init__.py": "",
     "sglang/srt/disaggregation/encoder/__init__.py": "",
-    "sglang/srt/disaggregation/encoder/server.py": '''
+    "sglang/srt/disaggregation/encoder/server.py": """
         class MMError(Exception):
             pass
 
@@ -40,11 +40,11 @@ MODULES: dict[str, str] = {
                         f"Encoder produced {produced} tokens, but "
                         f"preprocessor metadata expected {offset}"
                     )
-    ''',
+    """,
     "sglang/multimodal_gen/__init__.py": "",
     "sglang/multimodal_gen/runtime/__init__.py": "",
     "sglang/multimodal_gen/runtime/entrypoints/__init__.py": "",
-    "sglang/multimodal_gen/runtime/entrypoints/diffusion_generator.py": '''
+    "sglang/multimodal_gen/runtime/entrypoints/diffusion_generator.py": """
         class DiffGenerator:
             def _send_lora_request(self, error_msg, failure_msg="Failed to set LoRA adapter"):
                 raise RuntimeError(f"{failure_msg}: {error_msg}")
@@ -55,11 +55,11 @@ MODULES: dict[str, str] = {
 
         def unrelated_failure():
             raise RuntimeError("Failed to set LoRA: something")
-    ''',
+    """,
     "sglang/multimodal_gen/runtime/pipelines_core/__init__.py": "",
     "sglang/multimodal_gen/runtime/pipelines_core/stages/__init__.py": "",
     "sglang/multimodal_gen/runtime/pipelines_core/stages/model_specific_stages/__init__.py": "",
-    "sglang/multimodal_gen/runtime/pipelines_core/stages/model_specific_stages/glm_image.py": '''
+    "sglang/multimodal_gen/runtime/pipelines_core/stages/model_specific_stages/glm_image.py": """
         class GlmImageAR:
             def generate_prior_tokens_batch(self, prompts, data):
                 if not isinstance(data, list) or len(data) != len(prompts):
@@ -69,7 +69,7 @@ MODULES: dict[str, str] = {
                         f"{len(data) if isinstance(data, list) else type(data).__name__}."
                     )
                 return data
-    ''',
+    """,
     "sglang/srt/managers/__init__.py": "",
     "sglang/srt/managers/scheduler.py": '''
         import logging
@@ -89,7 +89,7 @@ MODULES: dict[str, str] = {
     ''',
     "llamafactory/__init__.py": "",
     "llamafactory/chat/__init__.py": "",
-    "llamafactory/chat/sglang_engine.py": '''
+    "llamafactory/chat/sglang_engine.py": """
         class _Response:
             def __init__(self, status_code, text):
                 self.status_code = status_code
@@ -108,7 +108,7 @@ MODULES: dict[str, str] = {
                     yield from ()
 
                 return list(stream_request())
-    ''',
+    """,
 }
 
 #: An HTTP error body as an SGLang server returns it for a too-long prompt.

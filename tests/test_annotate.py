@@ -85,8 +85,11 @@ def test_plain_function_reraises_the_same_object(standins: Path) -> None:
     assert "stream_request" in frames
 
 
-@pytest.mark.parametrize("call", [lambda: Service().method(), Service.klass, Service.static],
-                         ids=["method", "classmethod", "staticmethod"])
+@pytest.mark.parametrize(
+    "call",
+    [lambda: Service().method(), Service.klass, Service.static],
+    ids=["method", "classmethod", "staticmethod"],
+)
 def test_methods(standins: Path, call: Any) -> None:
     """Methods, classmethods and staticmethods are all covered."""
     with pytest.raises(RuntimeError) as info:

@@ -51,7 +51,11 @@ def test_seed_entries_are_present() -> None:
 def test_bad_entry_is_reported_by_file_and_field_and_the_rest_still_load(tmp_path: Path) -> None:
     """A broken file is named with its field; good files beside it keep working."""
     write(tmp_path, "mypkg/thing-broke.toml", GOOD)
-    write(tmp_path, "mypkg/bad-kind.toml", GOOD.replace("thing-broke", "bad-kind") + 'kind = "shout"\n')
+    write(
+        tmp_path,
+        "mypkg/bad-kind.toml",
+        GOOD.replace("thing-broke", "bad-kind") + 'kind = "shout"\n',
+    )
     write(tmp_path, "mypkg/not-toml.toml", "id = [unclosed")
     catalog = load_catalog([tmp_path], builtin=False)
     assert list(catalog.entries) == ["mypkg.thing-broke"]
@@ -68,7 +72,10 @@ def test_bad_entry_is_reported_by_file_and_field_and_the_rest_still_load(tmp_pat
         (lambda s: s + "surprise = 1\n", "surprise"),
         (lambda s: s.replace('id = "mypkg.thing-broke"', 'id = "other.thing-broke"'), "id"),
         (lambda s: s.replace('id = "mypkg.thing-broke"', 'id = "mypkg.another-name"'), "id"),
-        (lambda s: s + '[[sites]]\npath = "/abs/x.py"\nfunction = "f"\nrelease = "1"\n', "sites[0].path"),
+        (
+            lambda s: s + '[[sites]]\npath = "/abs/x.py"\nfunction = "f"\nrelease = "1"\n',
+            "sites[0].path",
+        ),
         (lambda s: s + 'references = ["http://insecure"]\n', "references"),
         (lambda s: s.replace("{reason}, please fix the thing", "{reason"), "template"),
     ],
@@ -89,12 +96,16 @@ def test_placeholder_only_template_needs_a_site(tmp_path: Path) -> None:
     assert [p.field for p in catalog.problems] == ["template"]
 
 
-def test_user_catalog_from_env_var_and_argument(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_user_catalog_from_env_var_and_argument(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """ERRHINTS_CATALOG_PATH (os.pathsep-separated) and the argument both add directories."""
     first, second = tmp_path / "a", tmp_path / "b"
     write(first, "thing-broke.toml", GOOD)
     write(second, "mypkg/other.toml", GOOD.replace("thing-broke", "other"))
-    monkeypatch.setenv("ERRHINTS_CATALOG_PATH", f"{first}{__import__('os').pathsep}{tmp_path / 'missing'}")
+    monkeypatch.setenv(
+        "ERRHINTS_CATALOG_PATH", f"{first}{__import__('os').pathsep}{tmp_path / 'missing'}"
+    )
     catalog = load_catalog([second])
     assert catalog.get("mypkg.thing-broke") is not None
     assert catalog.get("mypkg.other") is not None

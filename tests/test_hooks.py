@@ -159,13 +159,16 @@ def test_previous_hook_is_chained(run_py: RunPy) -> None:
 
 def test_internal_failure_falls_back_quietly(run_py: RunPy) -> None:
     """If errhints itself breaks, the plain traceback is printed, and only debug mode says so."""
-    script = """
+    script = (
+        """
         import errhints, errhints._notes as notes
         def broken(exc, extra_dirs=()):
             raise MemoryError("simulated internal failure")
         notes.explain_exception = broken
         errhints.install()
-        """ + RAISE
+        """
+        + RAISE
+    )
     quiet = run_py(script)
     assert quiet.returncode == 1
     assert "RuntimeError: SGLang server error: 400, bad request" in quiet.stderr

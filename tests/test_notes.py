@@ -42,7 +42,9 @@ def test_note_shape(standins: Path) -> None:
     assert lines[0].startswith("errhints: llamafactory.sglang-server-error: ")
     assert lines[0].endswith("[exact]")
     assert "  Try:" in lines
-    assert lines[-1].startswith("  More: errhints show llamafactory.sglang-server-error | https://github.com/")
+    assert lines[-1].startswith(
+        "  More: errhints show llamafactory.sglang-server-error | https://github.com/"
+    )
     assert len(lines) <= 12
     full = attach(server_error(standins), "full").note
     assert full is not None and "Likely causes:" in full and len(full) > len(note)

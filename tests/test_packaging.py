@@ -19,8 +19,19 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A wheel built from this checkout (no build isolation, so no download)."""
     out = tmp_path_factory.mktemp("dist")
     subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(ROOT)],
-        check=True, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "build",
+            "--wheel",
+            "--no-isolation",
+            "--outdir",
+            str(out),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
     )
     [built] = out.glob("errhints-*.whl")
     return built
@@ -30,8 +41,14 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_wheel_contains_the_catalog_and_type_marker(wheel: Path) -> None:
     """Every catalog entry, the schema and py.typed are inside the wheel."""
     names = set(zipfile.ZipFile(wheel).namelist())
-    in_repo = {p.relative_to(ROOT / "catalog").as_posix() for p in (ROOT / "catalog").rglob("*.toml")}
-    in_wheel = {n.removeprefix("errhints/catalog/") for n in names if n.startswith("errhints/catalog/") and n.endswith(".toml")}
+    in_repo = {
+        p.relative_to(ROOT / "catalog").as_posix() for p in (ROOT / "catalog").rglob("*.toml")
+    }
+    in_wheel = {
+        n.removeprefix("errhints/catalog/")
+        for n in names
+        if n.startswith("errhints/catalog/") and n.endswith(".toml")
+    }
     assert in_repo and in_wheel == in_repo
     assert {"errhints/catalog/schema.json", "errhints/py.typed", "errhints/__init__.py"} <= names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
@@ -45,8 +62,12 @@ def test_wheel_installed_in_a_fresh_venv_finds_its_catalog(wheel: Path, tmp_path
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
     python = env_dir / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)],
-                   check=True, capture_output=True, text=True)
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     # The dependencies come from this test run's environment, read-only, without network.
     import rapidfuzz
     import wrapt
@@ -60,15 +81,25 @@ def test_wheel_installed_in_a_fresh_venv_finds_its_catalog(wheel: Path, tmp_path
         "print(json.dumps({'file': errhints.__file__, 'dir': str(c.builtin_catalog_dir()),"
         " 'n': len(cat), 'problems': [str(p) for p in cat.problems]}))\n"
     )
-    out = subprocess.run([str(python), "-c", code], check=True, capture_output=True, text=True,
-                         cwd=tmp_path, env={"PATH": "/usr/bin:/bin"})
+    out = subprocess.run(
+        [str(python), "-c", code],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin"},
+    )
     info = json.loads(out.stdout)
     assert info["file"].startswith(str(env_dir))
     assert info["dir"].startswith(str(env_dir))
     assert info["n"] == len(list((ROOT / "catalog").rglob("*.toml")))
     assert info["problems"] == []
-    cli = subprocess.run([str(env_dir / "bin" / "errhints"), "show", "llamafactory.sglang-server-error"],
-                         capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
+    cli = subprocess.run(
+        [str(env_dir / "bin" / "errhints"), "show", "llamafactory.sglang-server-error"],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin"},
+    )
     assert cli.returncode == 0 and "SGLang server error" in cli.stdout
 
 

@@ -16,7 +16,10 @@ def test_placeholders_keep_their_expressions() -> None:
         "{len(data) if isinstance(data, list) else type(data).__name__}."
     )
     assert t.literals == ("expected ", " outputs, got ", ".")
-    assert t.names == ("len(prompts)", "len(data) if isinstance(data, list) else type(data).__name__")
+    assert t.names == (
+        "len(prompts)",
+        "len(data) if isinstance(data, list) else type(data).__name__",
+    )
 
 
 def test_doubled_braces_are_literal() -> None:
@@ -36,7 +39,7 @@ def test_unbalanced_braces_are_rejected(source: str) -> None:
 def test_match_returns_placeholder_values() -> None:
     """A fitting message yields the text each placeholder took."""
     t = parse_template("SGLang server error: {response.status_code}, {response.text}")
-    assert t.match("SGLang server error: 400, {\"a\": 1, \"b\": 2}") == ("400", '{"a": 1, "b": 2}')
+    assert t.match('SGLang server error: 400, {"a": 1, "b": 2}') == ("400", '{"a": 1, "b": 2}')
 
 
 @pytest.mark.parametrize(

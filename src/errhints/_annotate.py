@@ -24,7 +24,9 @@ def _note(exc: BaseException, verbosity: Verbosity | None) -> None:
         attach(exc, verbosity)
 
 
-def _wrap_generator(gen: Generator[Any, Any, Any], verbosity: Verbosity | None) -> Generator[Any, Any, Any]:
+def _wrap_generator(
+    gen: Generator[Any, Any, Any], verbosity: Verbosity | None
+) -> Generator[Any, Any, Any]:
     try:
         return (yield from gen)
     except BaseException as exc:

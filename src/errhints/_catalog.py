@@ -31,7 +31,17 @@ __all__ = [
 ENV_CATALOG_PATH = "ERRHINTS_CATALOG_PATH"
 KINDS = ("raise", "assert", "log", "http")
 _ID_RE = re.compile(r"^[a-z][a-z0-9_]*\.[a-z0-9]+(?:-[a-z0-9]+)*$")
-_REQUIRED = ("id", "package", "title", "exception", "template", "release", "meaning", "causes", "fixes")
+_REQUIRED = (
+    "id",
+    "package",
+    "title",
+    "exception",
+    "template",
+    "release",
+    "meaning",
+    "causes",
+    "fixes",
+)
 _OPTIONAL = ("kind", "origin", "related", "example", "references", "sites", "context", "mentions")
 FIELDS = frozenset(_REQUIRED + _OPTIONAL)
 MENTION_KINDS = ("flags", "keys", "env")
@@ -220,7 +230,9 @@ def _mentions(data: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
     return {kind: _str_list(raw, kind) for kind in MENTION_KINDS if kind in raw}
 
 
-def entry_from_mapping(data: Mapping[str, Any], *, source: str = "", slug: str | None = None) -> Entry:
+def entry_from_mapping(
+    data: Mapping[str, Any], *, source: str = "", slug: str | None = None
+) -> Entry:
     """Validate one parsed entry; raises ``_Invalid`` naming the field at fault."""
     unknown = set(data) - FIELDS
     if unknown:
@@ -349,12 +361,16 @@ def _toml_files(root: Any) -> list[tuple[Any, str]]:
         if child.is_file() and child.name.endswith(".toml"):
             found.append((child, child.name))
         elif child.is_dir() and not child.name.startswith((".", "_")):
-            inner = sorted((p for p in child.iterdir() if p.name.endswith(".toml")), key=lambda p: p.name)
+            inner = sorted(
+                (p for p in child.iterdir() if p.name.endswith(".toml")), key=lambda p: p.name
+            )
             found.extend((p, f"{child.name}/{p.name}") for p in inner)
     return found
 
 
-def load_catalog(extra_dirs: Iterable[str | os.PathLike[str]] = (), *, builtin: bool = True) -> Catalog:
+def load_catalog(
+    extra_dirs: Iterable[str | os.PathLike[str]] = (), *, builtin: bool = True
+) -> Catalog:
     """Load the packaged catalog, then user directories (a user entry replaces a packaged one)."""
     entries: dict[str, Entry] = {}
     problems: list[CatalogProblem] = []
@@ -363,7 +379,11 @@ def load_catalog(extra_dirs: Iterable[str | os.PathLike[str]] = (), *, builtin: 
         roots.append((builtin_catalog_dir(), "catalog"))
     for directory in user_catalog_dirs(extra_dirs):
         if not directory.is_dir():
-            problems.append(CatalogProblem(str(directory), "(directory)", "does not exist or is not a directory"))
+            problems.append(
+                CatalogProblem(
+                    str(directory), "(directory)", "does not exist or is not a directory"
+                )
+            )
             continue
         roots.append((directory, str(directory)))
     for root, label in roots:

@@ -74,8 +74,12 @@ def cmd_search(args: argparse.Namespace) -> int:
     ]
     query = " ".join(args.words)
     results = process.extract(
-        query, texts, scorer=fuzz.token_set_ratio, processor=utils.default_process,
-        limit=args.limit, score_cutoff=60,
+        query,
+        texts,
+        scorer=fuzz.token_set_ratio,
+        processor=utils.default_process,
+        limit=args.limit,
+        score_cutoff=60,
     )
     if not results:
         print(f"errhints: no entry matches {query!r}", file=sys.stderr)
@@ -115,7 +119,10 @@ def _parser() -> argparse.ArgumentParser:
     def add(name: str, help_text: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.add_argument(
-            "--catalog", action="append", default=[], metavar="DIR",
+            "--catalog",
+            action="append",
+            default=[],
+            metavar="DIR",
             help="an extra catalog directory (repeatable; also ERRHINTS_CATALOG_PATH)",
         )
         return p
@@ -141,8 +148,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=10)
     p.set_defaults(func=cmd_search)
 
-    p = sub.add_parser("catalog", help="check or verify the catalog (see 'errhints catalog -h')",
-                       add_help=False)
+    p = sub.add_parser(
+        "catalog", help="check or verify the catalog (see 'errhints catalog -h')", add_help=False
+    )
     p.add_argument("rest", nargs=argparse.REMAINDER)
     p.set_defaults(func=cmd_catalog)
     return parser

@@ -36,7 +36,9 @@ class _Progress:
         if now - self.last > 0.2 or not data:
             self.last = now
             pct = 100 * self.done / self.total if self.total else 100
-            self.stream.write(f"\r{self.label}: {self.done >> 20} / {self.total >> 20} MiB ({pct:.0f}%)")
+            self.stream.write(
+                f"\r{self.label}: {self.done >> 20} / {self.total >> 20} MiB ({pct:.0f}%)"
+            )
             if not data:
                 self.stream.write("\r" + " " * 60 + "\r")
             self.stream.flush()

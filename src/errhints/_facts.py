@@ -49,7 +49,7 @@ class ErrorFacts:
 
     @property
     def short_type(self) -> str:
-        """The type's name without its module: ``OutOfMemoryError`` for ``torch.OutOfMemoryError``."""
+        """The type's name without its module (``OutOfMemoryError``)."""
         return self.type_name.rpartition(".")[2]
 
     @property
@@ -63,7 +63,7 @@ class ErrorFacts:
 
 
 def module_to_path(module: str, filename: str) -> str:
-    """``sglang.srt.managers.scheduler`` -> ``sglang/srt/managers/scheduler.py`` (package inits too)."""
+    """``sglang.srt.managers.scheduler`` -> ``sglang/srt/managers/scheduler.py``."""
     base = module.replace(".", "/")
     if filename.endswith(("__init__.py", "__init__.pyc")):
         return base + "/__init__.py"
@@ -144,15 +144,17 @@ def facts_from_exception(exc: BaseException) -> ErrorFacts:
     """Read a live exception and its chain (causes, contexts, group members), cycles cut."""
     root = _one(exc, "")
     seen = {id(exc)}
-    queue: list[tuple[BaseException, ErrorFacts]] = [(exc, root)]
+    queue: list[BaseException] = [exc]
     while queue and len(seen) < MAX_CHAIN:
-        current, facts = queue.pop(0)
+        current = queue.pop(0)
         linked: list[tuple[BaseException, str]] = []
         cause = getattr(current, "__cause__", None)
         if isinstance(cause, BaseException):
             linked.append((cause, "cause"))
         context = getattr(current, "__context__", None)
-        if isinstance(context, BaseException) and not getattr(current, "__suppress_context__", False):
+        if isinstance(context, BaseException) and not getattr(
+            current, "__suppress_context__", False
+        ):
             linked.append((context, "context"))
         if isinstance(current, BaseExceptionGroup):
             members = getattr(current, "exceptions", ())
@@ -162,8 +164,6 @@ def facts_from_exception(exc: BaseException) -> ErrorFacts:
             if id(other) in seen or len(seen) >= MAX_CHAIN:
                 continue
             seen.add(id(other))
-            child = _one(other, relation)
-            root.chain.append(child)
-            queue.append((other, child))
+            root.chain.append(_one(other, relation))
+            queue.append(other)
     return root
-

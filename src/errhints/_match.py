@@ -36,8 +36,8 @@ MIN_EMBEDDED_CHARS = 12
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{3,40}")
 _COMMON_WORDS = frozenset(
-    "error failed please check the with that this from have your model true false none "
-    "than must should expected found could does cannot exception runtime value type".split()
+    """error failed please check the with that this from have your model true false none
+    than must should expected found could does cannot exception runtime value type""".split()
 )
 
 
@@ -170,7 +170,9 @@ def _context_frame(entry: Entry, frames: tuple[Frame, ...]) -> tuple[int, Frame]
     """The innermost stack frame that satisfies one of the entry's context frames."""
     for depth, frame in enumerate(reversed(frames)):
         for ctx in entry.context:
-            if frame.path == ctx.path and (ctx.function is None or _function_ok(frame, ctx.function)):
+            if frame.path == ctx.path and (
+                ctx.function is None or _function_ok(frame, ctx.function)
+            ):
                 return depth, frame
     return None
 
@@ -220,7 +222,9 @@ class _Matcher:
                     values = entry.template.match(message)
                     if values is None:
                         continue
-                    self.add(self._make(entry, "exact", 100.0, "site", facts, embedded, site, inner))
+                    self.add(
+                        self._make(entry, "exact", 100.0, "site", facts, embedded, site, inner)
+                    )
                     precise = True
                     self.embedded_in(entry, values, stack, packages, has_stack, depth)
         # 2. The template, on text alone (and context entries, with their frames).
@@ -252,10 +256,12 @@ class _Matcher:
         if depth < MAX_EMBED_DEPTH:
             for inner_message in _embedded_messages(message):
                 if inner_message != message:
-                    inner = ErrorFacts(type_name="", message=inner_message)
-                    self.one(inner, stack, packages, has_stack, embedded=True, depth=depth + 1)
+                    body = ErrorFacts(type_name="", message=inner_message)
+                    self.one(body, stack, packages, has_stack, embedded=True, depth=depth + 1)
 
-    def _in_scope(self, entry: Entry, packages: frozenset[str], has_stack: bool, embedded: bool) -> bool:
+    def _in_scope(
+        self, entry: Entry, packages: frozenset[str], has_stack: bool, embedded: bool
+    ) -> bool:
         if entry.context:
             return has_stack
         if not has_stack or embedded:
@@ -281,7 +287,9 @@ class _Matcher:
             for inner in _facts_in_text(value):
                 inner_stack = stack + inner.frames if inner.frames else stack
                 inner_packages = packages | inner.packages
-                self.one(inner, inner_stack, inner_packages, has_stack, embedded=True, depth=depth + 1)
+                self.one(
+                    inner, inner_stack, inner_packages, has_stack, embedded=True, depth=depth + 1
+                )
 
     def fuzzy(self, facts: ErrorFacts, packages: frozenset[str], has_stack: bool) -> None:
         words = _words(facts.message)

@@ -20,7 +20,9 @@ if TYPE_CHECKING:
 __all__ = ["Outcome", "attach", "explain_exception", "has_note", "set_default_verbosity"]
 
 NOTE_PREFIX = "errhints:"  # same as _render.NOTE_PREFIX, kept here so checking stays import-free
-_default_verbosity: Verbosity = "full" if os.environ.get("ERRHINTS_VERBOSITY") == "full" else "short"
+_default_verbosity: Verbosity = (
+    "full" if os.environ.get("ERRHINTS_VERBOSITY") == "full" else "short"
+)
 
 
 def set_default_verbosity(verbosity: Verbosity) -> None:

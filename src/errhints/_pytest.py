@@ -40,11 +40,17 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, Any, None]:
     """Add the note before pytest renders the failure, so every ``--tb`` style shows it."""
     config = item.config
     excinfo = call.excinfo
-    if excinfo is not None and _enabled(config) and not isinstance(excinfo.value, pytest.skip.Exception):
+    if (
+        excinfo is not None
+        and _enabled(config)
+        and not isinstance(excinfo.value, pytest.skip.Exception)
+    ):
         from ._notes import attach
 
         counts = config.stash[_KEY]

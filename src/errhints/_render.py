@@ -63,7 +63,9 @@ def _numbered(items: Sequence[str], indent: str) -> list[str]:
     for i, item in enumerate(items, 1):
         head = f"{indent}{i}. "
         wrapped = textwrap.wrap(
-            " ".join(item.split()), width=WIDTH, initial_indent=head,
+            " ".join(item.split()),
+            width=WIDTH,
+            initial_indent=head,
             subsequent_indent=" " * len(head),
         )
         lines.extend(wrapped)
@@ -105,12 +107,17 @@ def render_entry(entry: Entry) -> str:
     """The whole entry, as ``errhints show ID`` prints it."""
     lines = [f"{entry.id}: {entry.title}", ""]
     exc = ", ".join(entry.exceptions)
-    lines.append(f"  package:   {entry.package}" + (f" (raised by {entry.origin})" if entry.origin else ""))
-    lines.append(f"  exception: {exc}   kind: {entry.kind}   verified against: {entry.package} {entry.release}")
+    lines.append(
+        f"  package:   {entry.package}" + (f" (raised by {entry.origin})" if entry.origin else "")
+    )
+    verified = f"{entry.package} {entry.release}"
+    lines.append(f"  exception: {exc}   kind: {entry.kind}   verified against: {verified}")
     lines.append(f"  message:   {entry.template.source}")
     for site in entry.sites:
         line = f":{site.line}" if site.line else ""
-        lines.append(f"  raised at: {site.path}{line} in {site.function} ({entry.package} {site.release})")
+        lines.append(
+            f"  raised at: {site.path}{line} in {site.function} ({entry.package} {site.release})"
+        )
         url = source_url(entry, site)
         if url:
             lines.append(f"             {url}")
