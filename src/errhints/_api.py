@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any, TypeVar, overload
 
+# ``typing``, ``contextlib`` and ``collections.abc`` would triple the cost of ``import
+# errhints`` in a fresh interpreter, so they are only imported for the type checker.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from types import TracebackType
+    from typing import Any, TypeVar, overload
+
     from ._match import Match
     from ._render import Verbosity
 
-__all__ = ["annotate", "annotating", "explain", "install", "uninstall"]
+    F = TypeVar("F", bound=Callable[..., Any])
 
-F = TypeVar("F", bound=Callable[..., Any])
+__all__ = ["annotate", "annotating", "explain", "install", "uninstall"]
 
 
 def explain(
@@ -62,18 +66,21 @@ def uninstall() -> None:
         uninstall_logging()
 
 
-@overload
-def annotate(func: F, /) -> F: ...
-@overload
-def annotate(*, verbosity: Verbosity | None = None) -> Callable[[F], F]: ...
+if TYPE_CHECKING:
+
+    @overload
+    def annotate(func: F, /) -> F: ...
+    @overload
+    def annotate(*, verbosity: Verbosity | None = None) -> Callable[[F], F]: ...
+
+
 def annotate(func: Any = None, /, *, verbosity: Verbosity | None = None) -> Any:
     """Decorate a function, method, coroutine or generator so its failures carry a note.
 
     Use bare (``@errhints.annotate``) or with options (``@errhints.annotate(verbosity="full")``).
     The exception that leaves the call is the very same object, with one note added.
     """
-    if verbosity not in (None, "short", "full"):
-        raise ValueError(f"verbosity must be 'short' or 'full', not {verbosity!r}")
+    _check_verbosity(verbosity)
     from ._annotate import make_decorator
 
     decorator = make_decorator(verbosity)
@@ -82,16 +89,29 @@ def annotate(func: Any = None, /, *, verbosity: Verbosity | None = None) -> Any:
     return decorator(func)
 
 
-@contextlib.contextmanager
-def annotating(*, verbosity: Verbosity | None = None) -> Iterator[None]:
-    """``with errhints.annotating():`` notes an exception leaving the block, then re-raises it."""
+def _check_verbosity(verbosity: object) -> None:
     if verbosity not in (None, "short", "full"):
         raise ValueError(f"verbosity must be 'short' or 'full', not {verbosity!r}")
-    try:
-        yield
-    except BaseException as exc:
-        from ._notes import attach
 
-        if not isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
-            attach(exc, verbosity)
-        raise
+
+class annotating:  # noqa: N801 - used like a function: ``with errhints.annotating():``
+    """``with errhints.annotating():`` notes an exception leaving the block, then re-raises it."""
+
+    def __init__(self, *, verbosity: Verbosity | None = None) -> None:
+        _check_verbosity(verbosity)
+        self.verbosity: Verbosity | None = verbosity
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self,
+        tp: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc is not None and not isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+            from ._notes import attach
+
+            attach(exc, self.verbosity)
+        # Returning None never swallows: the same exception propagates.

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -299,12 +298,42 @@ def entry_from_mapping(
     )
 
 
+#: The wheel's pre-parsed catalog (written by hatch_build.py): {"pkg/slug.toml": entry table}.
+BUNDLE_NAME = "_bundle.json"
+
+
+def _load_bundle(root: Any, label: str, entries: dict[str, Entry], problems: list[CatalogProblem]) -> bool:
+    """Load a wheel's bundled catalog; ``False`` when there is none (a source checkout)."""
+    bundle = root.joinpath(BUNDLE_NAME)
+    if not bundle.is_file():
+        return False
+    import json
+
+    try:
+        tables = json.loads(bundle.read_bytes())
+    except (OSError, ValueError) as err:
+        problems.append(CatalogProblem(f"{label}/{BUNDLE_NAME}", "(file)", f"unreadable: {err}"))
+        return False
+    for relative, data in tables.items():
+        display = f"{label}/{relative}"
+        try:
+            slug = relative.rpartition("/")[2].removesuffix(".toml")
+            entry = entry_from_mapping(data, source=display, slug=slug)
+        except _Invalid as err:
+            problems.append(CatalogProblem(display, err.field, err.problem))
+            continue
+        entries[entry.id] = entry
+    return True
+
+
 def load_entry_file(path: Path | Any, *, display: str) -> Entry:
     """Read and validate one TOML file (a ``Path`` or an importlib resource)."""
     try:
         raw = path.read_bytes()
     except OSError as err:
         raise _Invalid("(file)", f"cannot be read: {err}") from None
+    import tomllib  # only for TOML files: an installed wheel reads its JSON bundle
+
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as err:
@@ -376,7 +405,9 @@ def load_catalog(
     problems: list[CatalogProblem] = []
     roots: list[tuple[Any, str]] = []
     if builtin:
-        roots.append((builtin_catalog_dir(), "catalog"))
+        packaged = builtin_catalog_dir()
+        if not _load_bundle(packaged, "catalog", entries, problems):
+            roots.append((packaged, "catalog"))
     for directory in user_catalog_dirs(extra_dirs):
         if not directory.is_dir():
             problems.append(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import TracebackType
+from typing import NamedTuple
 
 __all__ = ["ErrorFacts", "Frame", "facts_from_exception", "module_to_path", "safe_str"]
 
@@ -18,13 +19,13 @@ MAX_CHAIN = 64
 MAX_FRAMES = 400
 
 
-@dataclass(frozen=True, slots=True)
-class Frame:
+class Frame(NamedTuple):
     """One stack frame: ``path`` is package-relative (``sglang/srt/x.py``) or ``None``.
 
     ``function`` is the qualified name (``Scheduler.run_batch``) for a live frame; from
     traceback text it is what the traceback printed, often the bare name, so
     ``qualified`` is then ``False`` and the matcher compares the last dotted part.
+    A named tuple, because deep tracebacks create many of them on the hot path.
     """
 
     filename: str
@@ -94,28 +95,31 @@ def _type_name(tp: type) -> str:
     return f"{module}.{qualname}"
 
 
+#: (module name, file name) -> (package-relative path, package); bounded.
+_locations: dict[tuple[str, str], tuple[str | None, str | None]] = {}
+
+
+def _location(module: object, filename: str) -> tuple[str | None, str | None]:
+    if not isinstance(module, str) or not module or module == "__main__":
+        return None, None
+    key = (module, filename)
+    found = _locations.get(key)
+    if found is None:
+        found = (module_to_path(module, filename), module.partition(".")[0])
+        if len(_locations) < 8192:
+            _locations[key] = found
+    return found
+
+
 def _frames(tb: TracebackType | None) -> tuple[Frame, ...]:
     frames: list[Frame] = []
-    depth = 0
-    while tb is not None and depth < 100_000:
+    append = frames.append
+    while tb is not None and len(frames) < 100_000:
         frame = tb.tb_frame
         code = frame.f_code
-        module = frame.f_globals.get("__name__")
-        path = package = None
-        if isinstance(module, str) and module and module != "__main__":
-            package = module.partition(".")[0]
-            path = module_to_path(module, code.co_filename)
-        frames.append(
-            Frame(
-                filename=code.co_filename,
-                function=getattr(code, "co_qualname", code.co_name),
-                line=tb.tb_lineno,
-                path=path,
-                package=package,
-            )
-        )
+        path, package = _location(frame.f_globals.get("__name__"), code.co_filename)
+        append(Frame(code.co_filename, code.co_qualname, tb.tb_lineno, path, package))
         tb = tb.tb_next
-        depth += 1
     if len(frames) > MAX_FRAMES:
         half = MAX_FRAMES // 2
         frames = frames[:half] + frames[-half:]

@@ -27,21 +27,15 @@ class Template:
     source: str
     literals: tuple[str, ...]
     names: tuple[str, ...]
-
-    @property
-    def literal_chars(self) -> int:
-        """How many letters and digits the literal pieces hold."""
-        return sum(ch.isalnum() for piece in self.literals for ch in piece)
+    #: How many letters and digits the literal pieces hold.
+    literal_chars: int
+    #: The literal text with each placeholder folded to one space, for fuzzy scoring.
+    skeleton: str
 
     @property
     def literal_rich(self) -> bool:
         """Whether the literal text alone is distinctive enough to match without a site."""
         return self.literal_chars >= MIN_LITERAL_CHARS
-
-    @property
-    def skeleton(self) -> str:
-        """The literal text with each placeholder folded to one space, for fuzzy scoring."""
-        return " ".join(p.strip() for p in self.literals if p.strip())
 
     def match(self, message: str) -> tuple[str, ...] | None:
         """Return the placeholder values if the whole message fits, else ``None``.
@@ -134,4 +128,10 @@ def parse_template(source: str) -> Template:
             buf.append(ch)
             i += 1
     literals.append("".join(buf))
-    return Template(source=source, literals=tuple(literals), names=tuple(names))
+    return Template(
+        source=source,
+        literals=tuple(literals),
+        names=tuple(names),
+        literal_chars=sum(ch.isalnum() for piece in literals for ch in piece),
+        skeleton=" ".join(p.strip() for p in literals if p.strip()),
+    )
