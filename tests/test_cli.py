@@ -1,0 +1,114 @@
+"""The ``errhints`` command line: explain, list, show, search; exit codes and JSON shapes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LOG = ROOT / "examples" / "logs" / "scheduler.log"
+
+
+def errhints(*args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "errhints", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=60,
+    )
+
+
+def test_explain_a_scheduler_log() -> None:
+    """A logged scheduler traceback is found at its line and explained."""
+    proc = errhints("explain", str(LOG))
+    assert proc.returncode == 0, proc.stderr
+    assert f"{LOG}:7: RuntimeError: Not enough memory." in proc.stdout
+    assert "errhints: sglang.not-enough-memory-increase-mem-fraction" in proc.stdout
+    assert "\x1b[" not in proc.stdout  # not a terminal: no colour
+
+
+def test_explain_json_shape() -> None:
+    """``--json`` prints findings with line, exception and matches (best first, with sites)."""
+    proc = errhints("explain", "--json", str(LOG))
+    assert proc.returncode == 0
+    data = json.loads(proc.stdout)
+    [finding] = data["findings"]
+    assert finding["line"] == 7
+    assert finding["exception"]["type"] == "RuntimeError"
+    assert finding["exception"]["message"].startswith("Not enough memory.")
+    best = finding["matches"][0]
+    assert set(best) >= {"id", "title", "package", "confidence", "sites"}
+    assert best["id"] == "sglang.not-enough-memory-increase-mem-fraction"
+    assert best["confidence"] == "exact"
+    assert best["sites"][0] == {
+        "path": "sglang/srt/model_executor/pool_configurator.py",
+        "function": "MemoryPoolConfig.__post_init__",
+        "release": "0.5.23",
+        "line": best["sites"][0]["line"],
+    }
+
+
+def test_explain_reads_stdin_and_says_when_nothing_is_known() -> None:
+    """'-' reads standard input; exit 1 when nothing was explained."""
+    proc = errhints("explain", "-", stdin="all good here\nValueError: something of my own\n")
+    assert proc.returncode == 1
+    assert "nothing explained" in proc.stderr
+
+
+def test_explain_usage_errors_exit_2(tmp_path: Path) -> None:
+    """A missing file or an unknown option is a usage error."""
+    assert errhints("explain", str(tmp_path / "missing.log")).returncode == 2
+    assert errhints("explain", "--bogus").returncode == 2
+    assert errhints().returncode == 2
+
+
+def test_explain_a_pasted_error_body() -> None:
+    """An openai client error carrying an SGLang error body is explained from a bare line."""
+    body = (
+        "openai.BadRequestError: Error code: 400 - {'object': 'error', 'message': \"The input "
+        "(9000 tokens) is longer than the model's context length (8192 tokens).\", 'type': "
+        "'BadRequestError', 'param': None, 'code': 400}\n"
+    )
+    proc = errhints("explain", "--json", "-", stdin=body)
+    assert proc.returncode == 0, proc.stdout
+    ids = [m["id"] for f in json.loads(proc.stdout)["findings"] for m in f["matches"]]
+    assert "sglang.input-longer-than-context" in ids
+
+
+def test_list_json_has_the_documented_fields() -> None:
+    """``list --json`` gives every entry with id, title, package, exception, template and sites."""
+    proc = errhints("list", "--json")
+    assert proc.returncode == 0
+    entries = json.loads(proc.stdout)
+    assert len(entries) >= 150
+    for entry in entries:
+        assert {"id", "title", "package", "exception", "template", "sites"} <= set(entry)
+        for site in entry["sites"]:
+            assert set(site) == {"path", "function", "release", "line"}
+    assert any("context" in e for e in entries)
+    only = json.loads(errhints("list", "--package", "llamafactory", "--json").stdout)
+    assert only and {e["package"] for e in only} == {"llamafactory"}
+
+
+def test_show_prints_a_whole_entry() -> None:
+    """``show ID`` prints meaning, causes, fixes and the verified source line."""
+    proc = errhints("show", "llamafactory.sglang-server-error")
+    assert proc.returncode == 0
+    for part in ("What it means:", "Likely causes:", "Fixes:", "sglang_engine.py:219"):
+        assert part in proc.stdout
+    missing = errhints("show", "sglang.no-such-entry")
+    assert missing.returncode == 1 and "no entry" in missing.stderr
+
+
+def test_search_finds_entries_by_meaning_words() -> None:
+    """``search`` ranks entries whose words match the query."""
+    proc = errhints("search", "cuda", "graph", "capture", "failed")
+    assert proc.returncode == 0
+    top3 = [line.split()[0] for line in proc.stdout.splitlines()[:3]]
+    assert "sglang.capture-cuda-graph-failed" in top3
+    assert errhints("search", "zzzqqq").returncode == 1
