@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from textwrap import dedent
+
 from conftest import RunPy
 
 RAISE = """
@@ -124,7 +126,7 @@ def test_install_is_idempotent_and_uninstall_restores(run_py: RunPy) -> None:
 def test_uninstall_keeps_a_hook_installed_after_ours(run_py: RunPy) -> None:
     """A hook installed after ours stays; ours, still in its chain, goes quiet."""
     proc = run_py(
-        """
+        dedent("""
         import sys, errhints
         errhints.install()
         ours = sys.excepthook
@@ -134,7 +136,7 @@ def test_uninstall_keeps_a_hook_installed_after_ours(run_py: RunPy) -> None:
         sys.excepthook = theirs
         errhints.uninstall()
         assert sys.excepthook is theirs
-        """
+        """)
         + RAISE
     )
     assert "THEIR HOOK" in proc.stderr
@@ -145,13 +147,13 @@ def test_uninstall_keeps_a_hook_installed_after_ours(run_py: RunPy) -> None:
 def test_previous_hook_is_chained(run_py: RunPy) -> None:
     """A hook that was there before install() still runs, with the noted exception."""
     proc = run_py(
-        """
+        dedent("""
         import sys, errhints
         def previous(tp, value, tb):
             sys.stderr.write("PREVIOUS saw %d note(s)\\n" % len(getattr(value, "__notes__", [])))
         sys.excepthook = previous
         errhints.install()
-        """
+        """)
         + RAISE
     )
     assert "PREVIOUS saw 1 note(s)" in proc.stderr
@@ -160,13 +162,13 @@ def test_previous_hook_is_chained(run_py: RunPy) -> None:
 def test_internal_failure_falls_back_quietly(run_py: RunPy) -> None:
     """If errhints itself breaks, the plain traceback is printed, and only debug mode says so."""
     script = (
-        """
+        dedent("""
         import errhints, errhints._notes as notes
         def broken(exc, extra_dirs=()):
             raise MemoryError("simulated internal failure")
         notes.explain_exception = broken
         errhints.install()
-        """
+        """)
         + RAISE
     )
     quiet = run_py(script)

@@ -74,6 +74,10 @@ class _UnraisableHook(_Hook):
     def __call__(self, unraisable: Any) -> None:
         outcome = _safe_attach(getattr(unraisable, "exc_value", None)) if self.active else None
         self.previous(unraisable)
+        if outcome is not None and self.previous is sys.__unraisablehook__:
+            # The built-in hook (3.11-3.13), called from Python, does not print notes added
+            # after the exception was raised; print ours after its report.
+            outcome = Outcome(outcome.note, attached=False)
         _print_fallback(outcome)
 
 
