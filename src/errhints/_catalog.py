@@ -43,7 +43,8 @@ _REQUIRED = (
 )
 _OPTIONAL = ("kind", "origin", "related", "example", "references", "sites", "context", "mentions")
 FIELDS = frozenset(_REQUIRED + _OPTIONAL)
-MENTION_KINDS = ("flags", "keys", "env")
+MENTION_KINDS = ("flags", "keys", "env", "external")
+_EXTERNAL_RE = re.compile(r"^[A-Za-z0-9_.-]+:\S+$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,7 +227,11 @@ def _mentions(data: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
     unknown = set(raw) - set(MENTION_KINDS)
     if unknown:
         raise _Invalid("mentions", f"unknown keys {sorted(unknown)}; use {list(MENTION_KINDS)}")
-    return {kind: _str_list(raw, kind) for kind in MENTION_KINDS if kind in raw}
+    mentions = {kind: _str_list(raw, kind) for kind in MENTION_KINDS if kind in raw}
+    for name in mentions.get("external", ()):
+        if not _EXTERNAL_RE.match(name):
+            raise _Invalid("mentions.external", f"{name!r} must look like 'project:name'")
+    return mentions
 
 
 def entry_from_mapping(
