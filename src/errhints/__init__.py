@@ -6,6 +6,16 @@ catalog and heavy dependencies load on the first failure.
 """
 
 from ._api import annotate, annotating, explain, install, uninstall
+from ._ipython import load_ipython_extension, unload_ipython_extension
 from ._version import __version__
 
-__all__ = ["__version__", "annotate", "annotating", "explain", "install", "uninstall"]
+__all__ = [
+    "__version__",
+    "annotate",
+    "annotating",
+    "explain",
+    "install",
+    "load_ipython_extension",
+    "uninstall",
+    "unload_ipython_extension",
+]

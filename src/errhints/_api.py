@@ -36,17 +36,23 @@ def explain(
     return explain_exception(exc, tuple(os.fspath(p) for p in catalog_paths))
 
 
-def install(*, verbosity: Verbosity | None = None, logging: bool = True) -> None:
+def install(
+    *, verbosity: Verbosity | None = None, logging: bool = True, children: bool = True
+) -> None:
     """Explain uncaught exceptions everywhere in this process; idempotent.
 
     Hooks ``sys.excepthook``, ``threading.excepthook``, ``sys.unraisablehook`` and asyncio's
     unretrieved-task errors; with ``logging`` also error records that carry a traceback.
+    Failures of multiprocessing children are explained too. With ``children`` (the default),
+    ``ERRHINTS=1`` is set in ``os.environ`` so Python processes started afterwards activate
+    errhints themselves (through the start-up hook of the installed wheel).
     """
-    from . import _hooks, _notes
+    from . import _children, _hooks, _notes
 
     if verbosity is not None:
         _notes.set_default_verbosity(verbosity)
     _hooks.install_hooks()
+    _children.install_children(propagate=children)
     if logging:
         from ._logging import install_logging
 
@@ -55,9 +61,10 @@ def install(*, verbosity: Verbosity | None = None, logging: bool = True) -> None
 
 def uninstall() -> None:
     """Undo ``install()``: restore the hooks that were there before (when still ours)."""
-    from . import _hooks
+    from . import _children, _hooks
 
     _hooks.uninstall_hooks()
+    _children.uninstall_children()
     import sys
 
     if "errhints._logging" in sys.modules:

@@ -107,6 +107,18 @@ def cmd_catalog(args: argparse.Namespace) -> int:
     return verify_main(args.rest)
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    from ._run import run_command
+
+    return run_command(args.cmd, verbosity=args.verbosity, catalog_dirs=args.catalog)
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from ._doctor import main as doctor_main
+
+    return doctor_main(as_json=args.json, catalog_paths=tuple(args.catalog))
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="errhints",
@@ -153,6 +165,25 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("rest", nargs=argparse.REMAINDER)
     p.set_defaults(func=cmd_catalog)
+
+    p = add("run", "run a command with errhints active in every Python process it starts")
+    p.add_argument(
+        "--verbosity",
+        choices=("short", "full"),
+        default=None,
+        help="set ERRHINTS_VERBOSITY for the command",
+    )
+    p.add_argument(
+        "cmd",
+        nargs=argparse.REMAINDER,
+        metavar="-- CMD [ARGS...]",
+        help="the command; its exit status is errhints' (killed by signal N: 128+N)",
+    )
+    p.set_defaults(func=cmd_run)
+
+    p = add("doctor", "show versions, active integrations and the catalog's coverage")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_doctor)
     return parser
 
 

@@ -11,7 +11,14 @@ from typing import Any
 
 import pytest
 
-_KEY = pytest.StashKey[dict[str, int]]()
+_ENABLED = pytest.StashKey[bool]()
+#: Pytest's own outcomes (skip, xfail, fail, exit) are not failures to explain.
+_OUTCOMES = (
+    pytest.skip.Exception,
+    pytest.xfail.Exception,
+    pytest.fail.Exception,
+    pytest.exit.Exception,
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -35,36 +42,64 @@ def _enabled(config: pytest.Config) -> bool:
     return not config.getoption("no_errhints") and bool(config.getini("errhints"))
 
 
+class _Summary:
+    """Counts failed reports, and the explained ones, for the end-of-run line."""
+
+    def __init__(self) -> None:
+        self.failed = 0
+        self.explained = 0
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.failed:
+            self.failed += 1
+            if getattr(report, "errhints_explained", False):
+                self.explained += 1
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.failed:
+            terminalreporter.write_line(
+                f"errhints: explained {self.explained} of {self.failed} failures"
+            )
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    config.stash[_KEY] = {"failed": 0, "explained": 0}
+    enabled = _enabled(config)
+    config.stash[_ENABLED] = enabled
+    if enabled:
+        config.pluginmanager.register(_Summary(), "errhints-summary")
 
 
-@pytest.hookimpl(hookwrapper=True)
+@pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
-) -> Generator[None, Any, None]:
-    """Add the note before pytest renders the failure, so every ``--tb`` style shows it."""
-    config = item.config
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Add the note before pytest renders the failure, so every ``--tb`` style shows it.
+
+    An exception that refuses the note gets it as an ``errhints`` section of its report.
+
+    The report is marked when its exception carries a note; failures are counted from the
+    final reports (``pytest_runtest_logreport``), so xfail and skip never count, and reports
+    coming back from xdist workers are counted where the summary is printed.
+    """
     excinfo = call.excinfo
-    if (
-        excinfo is not None
-        and _enabled(config)
-        and not isinstance(excinfo.value, pytest.skip.Exception)
-    ):
-        from ._notes import attach
+    explained = False
+    unattached: str | None = None
+    if excinfo is not None and item.config.stash.get(_ENABLED, False):
+        exc = excinfo.value
+        if not isinstance(exc, _OUTCOMES):
+            from ._notes import attach
 
-        counts = config.stash[_KEY]
-        counts["failed"] += 1
-        outcome = attach(excinfo.value, config.getoption("errhints_verbosity"))
-        if outcome.note is not None:
-            counts["explained"] += 1
-    yield
-
-
-def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    counts = config.stash.get(_KEY, None)
-    if not counts or not counts["failed"] or not _enabled(config):
-        return
-    terminalreporter.write_line(
-        f"errhints: explained {counts['explained']} of {counts['failed']} failures"
-    )
+            outcome = attach(exc, item.config.getoption("errhints_verbosity"))
+            explained = outcome.note is not None or outcome.attached
+            if outcome.note is not None and not outcome.attached:
+                unattached = outcome.note  # add_note refused (a frozen exception, say)
+    report = yield
+    if explained:
+        report.errhints_explained = True  # type: ignore[attr-defined]
+    if unattached is not None:
+        addsection = getattr(report.longrepr, "addsection", None)
+        if addsection is not None:
+            addsection("errhints", unattached)
+        else:
+            report.sections.append(("errhints", unattached))
+    return report

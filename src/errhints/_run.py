@@ -1,0 +1,115 @@
+"""``errhints run -- CMD [ARGS...]``: run a command with ``ERRHINTS=1``, exit as it exits.
+
+Every Python process the command starts (and their children) activates errhints through
+the start-up hook of the installed wheel, with no change to the command. The exit status
+passes through; a command killed by signal N exits 128+N, as a shell reports it.
+SIGINT and SIGQUIT from the terminal reach the command directly (same process group), so
+errhints ignores them while waiting; SIGTERM and SIGHUP sent to errhints are forwarded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Sequence
+from types import FrameType
+from typing import Any
+
+__all__ = ["child_environment", "run_command"]
+
+_FORWARDED = ("SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2")
+_IGNORED = ("SIGINT", "SIGQUIT")
+
+
+def child_environment(
+    base: dict[str, str] | None = None,
+    *,
+    verbosity: str | None = None,
+    catalog_dirs: Sequence[str] = (),
+) -> dict[str, str]:
+    """The command's environment: ``base`` (``os.environ``) plus ``ERRHINTS=1`` and options."""
+    env = dict(os.environ if base is None else base)
+    env["ERRHINTS"] = "1"
+    if verbosity is not None:
+        env["ERRHINTS_VERBOSITY"] = verbosity
+    if catalog_dirs:
+        existing = [p for p in env.get("ERRHINTS_CATALOG_PATH", "").split(os.pathsep) if p]
+        env["ERRHINTS_CATALOG_PATH"] = os.pathsep.join([*existing, *catalog_dirs])
+    return env
+
+
+def _exit_status(returncode: int) -> int:
+    """A shell's view of the status: killed by signal N is 128+N."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def _warn_without_startup_hook() -> None:
+    """Say so when this environment lacks the start-up hook that ``ERRHINTS=1`` relies on."""
+    try:
+        from ._doctor import startup_hook
+
+        hook = startup_hook()
+    except Exception:
+        return
+    if not hook["installed"]:
+        print(
+            f"errhints run: warning: {hook['uses']} is not in this environment's site-packages, "
+            "so Python processes here will not activate errhints (see `errhints doctor`)",
+            file=sys.stderr,
+        )
+
+
+def run_command(
+    argv: Sequence[str], *, verbosity: str | None = None, catalog_dirs: Sequence[str] = ()
+) -> int:
+    """Run ``argv`` with errhints activated; return its exit status (127: not found)."""
+    command = list(argv)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        print(
+            "errhints run: no command given (usage: errhints run -- CMD [ARGS...])", file=sys.stderr
+        )
+        return 2
+    env = child_environment(verbosity=verbosity, catalog_dirs=catalog_dirs)
+    _warn_without_startup_hook()
+    try:
+        proc = subprocess.Popen(command, env=env)
+    except FileNotFoundError:
+        print(f"errhints run: command not found: {command[0]}", file=sys.stderr)
+        return 127
+    except PermissionError:
+        print(f"errhints run: permission denied: {command[0]}", file=sys.stderr)
+        return 126
+    except OSError as err:
+        print(f"errhints run: cannot run {command[0]}: {err}", file=sys.stderr)
+        return 126
+
+    def forward(signum: int, frame: FrameType | None) -> None:
+        with contextlib.suppress(OSError):
+            proc.send_signal(signum)
+
+    previous: dict[int, Any] = {}
+    for name in (*_FORWARDED, *_IGNORED):
+        signum = getattr(signal, name, None)
+        if signum is None:
+            continue
+        with contextlib.suppress(OSError, ValueError):  # not the main thread, or unsupported
+            previous[signum] = signal.signal(
+                signum, forward if name in _FORWARDED else signal.SIG_IGN
+            )
+    try:
+        while True:
+            try:
+                returncode = proc.wait()
+                break
+            except KeyboardInterrupt:  # SIGINT was not ignorable here: keep waiting
+                continue
+    finally:
+        for signum, handler in previous.items():
+            with contextlib.suppress(OSError, ValueError):
+                signal.signal(signum, handler)
+    return _exit_status(returncode)

@@ -1,0 +1,151 @@
+"""The pytest plugin, driven through pytester in real pytest subprocesses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+TITLE = "errhints: llamafactory.sglang-server-error"
+TESTS = """
+import pytest
+from llamafactory.chat.sglang_engine import SGLangEngine
+
+def test_sglang_error():
+    SGLangEngine(400, "bad request")._generate()
+
+def test_plain_assertion():
+    assert 1 == 2
+
+@pytest.mark.xfail(reason="known")
+def test_expected_failure():
+    SGLangEngine(400, "bad request")._generate()
+
+def test_skipped():
+    pytest.skip("not here")
+
+def test_passes():
+    pass
+"""
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, standins_dir: Path) -> pytest.Pytester:
+    """A test project that imports the stand-ins (its conftest puts them on sys.path)."""
+    pytester.makeconftest(f"import sys\nsys.path.insert(0, {str(standins_dir)!r})\n")
+    pytester.makepyfile(test_project=TESTS)
+    return pytester
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    """Run pytest on the project in a subprocess, plugins autoloaded as for a user."""
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+
+
+@pytest.mark.parametrize("tb", ["long", "short", "auto", "line", "native"])
+def test_failure_report_carries_the_note_in_every_tb_style(
+    project: pytest.Pytester, tb: str
+) -> None:
+    """Each ``--tb`` style but ``no`` prints the note with the failure, once."""
+    result = run(project, f"--tb={tb}")
+    result.assert_outcomes(failed=2, passed=1, skipped=1, xfailed=1)
+    out = result.stdout.str()
+    assert out.count(TITLE) == 1, out
+    assert out.index("SGLang server error: 400, bad request") < out.index(TITLE)
+
+
+def test_summary_counts_failures_but_not_xfail_or_skip(project: pytest.Pytester) -> None:
+    """The run ends with ``errhints: explained N of M failures``; xfail and skip are not counted."""
+    result = run(project, "--tb=no")
+    result.assert_outcomes(failed=2, passed=1, skipped=1, xfailed=1)
+    result.stdout.fnmatch_lines(["errhints: explained 1 of 2 failures"])
+    assert TITLE not in result.stdout.str()
+
+
+def test_no_summary_when_nothing_failed(pytester: pytest.Pytester) -> None:
+    """A green run says nothing about errhints."""
+    pytester.makepyfile(test_ok="def test_ok():\n    pass\n")
+    result = run(pytester)
+    result.assert_outcomes(passed=1)
+    assert "errhints:" not in result.stdout.str()
+
+
+def test_failure_in_a_fixture_is_explained(project: pytest.Pytester) -> None:
+    """An error while setting up a fixture (an error, not a failure) is explained and counted."""
+    project.makepyfile(
+        test_fixture="""
+        import pytest
+        from llamafactory.chat.sglang_engine import SGLangEngine
+
+        @pytest.fixture
+        def engine():
+            SGLangEngine(500, "down")._generate()
+
+        def test_uses_engine(engine):
+            pass
+        """
+    )
+    result = run(project, "test_fixture.py")
+    result.assert_outcomes(errors=1)
+    assert result.stdout.str().count(TITLE) == 1
+    result.stdout.fnmatch_lines(["errhints: explained 1 of 1 failures"])
+
+
+@pytest.mark.parametrize(
+    "switch",
+    [["-p", "no:errhints"], ["--no-errhints"], ["-o", "errhints=false"], "ini"],
+    ids=["-p no:errhints", "--no-errhints", "-o errhints=false", "ini errhints = false"],
+)
+def test_plugin_can_be_turned_off(project: pytest.Pytester, switch: list[str] | str) -> None:
+    """``-p no:errhints``, ``--no-errhints`` and ``errhints = false`` leave reports untouched."""
+    if switch == "ini":
+        project.makeini("[pytest]\nerrhints = false\n")
+        args: list[str] = []
+    else:
+        assert isinstance(switch, list)
+        args = switch
+    result = run(project, "--tb=long", *args)
+    result.assert_outcomes(failed=2, passed=1, skipped=1, xfailed=1)
+    out = result.stdout.str()
+    assert "RuntimeError: SGLang server error: 400, bad request" in out
+    assert "errhints:" not in out
+
+
+def test_verbosity_option_gives_the_full_explanation(project: pytest.Pytester) -> None:
+    """``--errhints-verbosity=full`` shows the long form of the note."""
+    short = run(project, "--tb=short").stdout.str()
+    full = run(project, "--tb=short", "--errhints-verbosity=full").stdout.str()
+    assert full.count(TITLE) == 1
+    assert len(full) > len(short)
+
+
+def test_plugin_is_registered_by_entry_point(pytester: pytest.Pytester) -> None:
+    """The plugin loads through the ``pytest11`` entry point, and its options are in ``--help``."""
+    result = run(pytester, "--help")
+    result.stdout.fnmatch_lines(["*--no-errhints*", "*errhints (bool)*"])
+
+
+@pytest.mark.parametrize("tb", ["long", "short", "native"])
+def test_note_refused_by_the_exception_is_shown_in_its_own_section(
+    project: pytest.Pytester, tb: str
+) -> None:
+    """An exception whose ``__notes__`` is not a list refuses ``add_note``: the report shows the
+    explanation in an errhints section after the traceback, and it counts as explained."""
+    project.makepyfile(
+        test_refuses="""
+        from llamafactory.chat.sglang_engine import SGLangEngine
+
+        def test_refuses():
+            try:
+                SGLangEngine(400, "x")._generate()
+            except RuntimeError as e:
+                e.__notes__ = ("a note in a tuple",)
+                raise
+        """
+    )
+    result = run(project, "test_refuses.py", f"--tb={tb}")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert out.count(TITLE) == 1, out
+    assert out.index("SGLang server error: 400, x") < out.index("errhints ---") < out.index(TITLE)
+    result.stdout.fnmatch_lines(["errhints: explained 1 of 1 failures"])
