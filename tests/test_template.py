@@ -95,3 +95,12 @@ def test_match_is_linear_on_a_huge_adversarial_message() -> None:
     assert t.match(large + "b") is not None
     ratio = _time_match(t, large) / max(_time_match(t, small), 1e-6)
     assert ratio < 40, f"10x input took {ratio:.1f}x the time"
+
+
+def test_trailing_white_space_is_ignored() -> None:
+    """A message read back from a log has lost its trailing space or newline; it still fits."""
+    t = parse_template("Capture failed: {e}\nOpen an issue \n")
+    assert t.match("Capture failed: OOM\nOpen an issue") == ("OOM",)
+    assert t.match("Capture failed: OOM\nOpen an issue \n") == ("OOM",)
+    assert parse_template("Done. ").match("Done.") == ()
+    assert parse_template("x {a}\n").match("x y\n\n") == ("y",)

@@ -69,10 +69,20 @@ async def _wrap_async_generator(
             raise
 
 
-def make_decorator(verbosity: Verbosity | None = None) -> Callable[[Any], Any]:
-    """A wrapt decorator that notes exceptions escaping the wrapped callable."""
+class _Annotated(wrapt.FunctionWrapper):  # type: ignore[misc]
+    """The wrapper object: a transparent proxy that also pickles like the function it wraps.
 
-    @wrapt.decorator
+    Pickle stores a module-level function by its qualified name; returning that name here
+    keeps a decorated function usable as a multiprocessing or ProcessPool target.
+    """
+
+    def __reduce_ex__(self, protocol: object) -> str:
+        return str(self.__wrapped__.__qualname__)
+
+
+def make_decorator(verbosity: Verbosity | None = None) -> Callable[[Any], Any]:
+    """A decorator that notes exceptions escaping the wrapped callable."""
+
     def sync_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         try:
             return wrapped(*args, **kwargs)
@@ -80,7 +90,6 @@ def make_decorator(verbosity: Verbosity | None = None) -> Callable[[Any], Any]:
             _note(exc, verbosity)
             raise
 
-    @wrapt.decorator
     def coroutine_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         async def run() -> Any:
             try:
@@ -91,7 +100,6 @@ def make_decorator(verbosity: Verbosity | None = None) -> Callable[[Any], Any]:
 
         return run()
 
-    @wrapt.decorator
     def generator_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         try:
             gen = wrapped(*args, **kwargs)
@@ -100,7 +108,6 @@ def make_decorator(verbosity: Verbosity | None = None) -> Callable[[Any], Any]:
             raise
         return _wrap_generator(gen, verbosity)
 
-    @wrapt.decorator
     def async_generator_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         try:
             agen = wrapped(*args, **kwargs)
@@ -112,11 +119,11 @@ def make_decorator(verbosity: Verbosity | None = None) -> Callable[[Any], Any]:
     def choose(func: Any) -> Any:
         target = func.__func__ if isinstance(func, (classmethod, staticmethod)) else func
         if inspect.isasyncgenfunction(target):
-            return async_generator_wrapper(func)
+            return _Annotated(func, async_generator_wrapper)
         if inspect.iscoroutinefunction(target):
-            return coroutine_wrapper(func)
+            return _Annotated(func, coroutine_wrapper)
         if inspect.isgeneratorfunction(target):
-            return generator_wrapper(func)
-        return sync_wrapper(func)
+            return _Annotated(func, generator_wrapper)
+        return _Annotated(func, sync_wrapper)
 
     return choose

@@ -87,10 +87,23 @@ def safe_str(value: object, limit: int | None = None) -> str:
     return text
 
 
+# Read through the built-in descriptors, so that an exception class overriding these
+# attributes (properties that raise, a hostile metaclass) cannot break or fool errhints.
+_TYPE_ATTR = {name: type.__dict__[name] for name in ("__mro__", "__qualname__", "__module__")}
+_EXC_ATTR = {
+    name: BaseException.__dict__[name]
+    for name in ("__cause__", "__context__", "__suppress_context__", "__traceback__")
+}
+_GROUP_MEMBERS = BaseExceptionGroup.__dict__["exceptions"]
+
+
 def _type_name(tp: type) -> str:
-    module = getattr(tp, "__module__", None) or ""
-    qualname = getattr(tp, "__qualname__", None) or getattr(tp, "__name__", "?")
-    if module in ("builtins", "__main__", ""):
+    try:
+        module = _TYPE_ATTR["__module__"].__get__(tp)
+        qualname = _TYPE_ATTR["__qualname__"].__get__(tp)
+    except Exception:
+        return "<unknown type>"
+    if not isinstance(module, str) or module in ("builtins", "__main__", ""):
         return str(qualname)
     return f"{module}.{qualname}"
 
@@ -129,19 +142,35 @@ def _frames(tb: TracebackType | None) -> tuple[Frame, ...]:
 def _one(exc: BaseException, relation: str) -> ErrorFacts:
     tp = type(exc)
     names: set[str] = set()
-    for base in getattr(tp, "__mro__", (tp,)):
-        if base is object:
-            continue
-        names.add(_type_name(base))
-        names.add(getattr(base, "__name__", "?"))
+    for base in _TYPE_ATTR["__mro__"].__get__(tp):
+        if base is not object:
+            name = _type_name(base)
+            names.add(name)
+            names.add(name.rpartition(".")[2])
     return ErrorFacts(
         type_name=_type_name(tp),
         message=safe_str(exc),
-        frames=_frames(exc.__traceback__),
+        frames=_frames(_EXC_ATTR["__traceback__"].__get__(exc)),
         type_names=frozenset(names),
         relation=relation,
         has_stack=True,
     )
+
+
+def _linked(exc: BaseException) -> list[tuple[BaseException, str]]:
+    """The exceptions ``exc`` points to: its cause, its context, its group members."""
+    linked: list[tuple[BaseException, str]] = []
+    cause = _EXC_ATTR["__cause__"].__get__(exc)
+    if isinstance(cause, BaseException):
+        linked.append((cause, "cause"))
+    context = _EXC_ATTR["__context__"].__get__(exc)
+    if isinstance(context, BaseException) and not _EXC_ATTR["__suppress_context__"].__get__(exc):
+        linked.append((context, "context"))
+    if issubclass(type(exc), BaseExceptionGroup):
+        members = _GROUP_MEMBERS.__get__(exc)
+        if isinstance(members, tuple):
+            linked.extend((m, "group") for m in members if isinstance(m, BaseException))
+    return linked
 
 
 def facts_from_exception(exc: BaseException) -> ErrorFacts:
@@ -150,21 +179,7 @@ def facts_from_exception(exc: BaseException) -> ErrorFacts:
     seen = {id(exc)}
     queue: list[BaseException] = [exc]
     while queue and len(seen) < MAX_CHAIN:
-        current = queue.pop(0)
-        linked: list[tuple[BaseException, str]] = []
-        cause = getattr(current, "__cause__", None)
-        if isinstance(cause, BaseException):
-            linked.append((cause, "cause"))
-        context = getattr(current, "__context__", None)
-        if isinstance(context, BaseException) and not getattr(
-            current, "__suppress_context__", False
-        ):
-            linked.append((context, "context"))
-        if isinstance(current, BaseExceptionGroup):
-            members = getattr(current, "exceptions", ())
-            if isinstance(members, tuple):
-                linked.extend((m, "group") for m in members if isinstance(m, BaseException))
-        for other, relation in linked:
+        for other, relation in _linked(queue.pop(0)):
             if id(other) in seen or len(seen) >= MAX_CHAIN:
                 continue
             seen.add(id(other))

@@ -8,6 +8,7 @@ but passes everything through untouched.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from collections.abc import Callable
@@ -24,6 +25,16 @@ __all__ = ["install_hooks", "installed", "uninstall_hooks"]
 
 _lock = threading.RLock()
 _hooks: dict[str, Any] = {}
+
+
+def _reinit_lock() -> None:
+    """A child forked while another thread held the lock must not inherit it held."""
+    global _lock
+    _lock = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows
+    os.register_at_fork(after_in_child=_reinit_lock)
 
 
 def _print_fallback(outcome: Outcome | None) -> None:

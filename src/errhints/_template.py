@@ -43,11 +43,14 @@ class Template:
         Placeholders take any text (including none); each literal is taken at its leftmost
         place, the last one at the message's end. For patterns whose only wildcards are
         "any text", leftmost-greedy search finds a match whenever one exists.
+        Trailing white space is ignored on both sides: text read back from a log has lost
+        it, while some messages end with a space or a newline.
         """
+        message = message.rstrip()
         lits = self.literals
-        first, last = lits[0], lits[-1]
         if len(lits) == 1:
-            return () if message == first else None
+            return () if message == lits[0].rstrip() else None
+        first, last = lits[0], lits[-1].rstrip()
         if not message.startswith(first):
             return None
         end = len(message) - len(last)
