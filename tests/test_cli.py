@@ -12,7 +12,9 @@ ROOT = Path(__file__).resolve().parents[1]
 LOG = ROOT / "examples" / "logs" / "scheduler.log"
 
 
-def errhints(*args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def errhints(
+    *args: str, stdin: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "errhints", *args],
         input=stdin,

@@ -69,7 +69,7 @@ async def _wrap_async_generator(
             raise
 
 
-class _Annotated(wrapt.FunctionWrapper):  # type: ignore[misc]
+class _Annotated(wrapt.FunctionWrapper):  # type: ignore[type-arg]
     """The wrapper object: a transparent proxy that also pickles like the function it wraps.
 
     Pickle stores a module-level function by its qualified name; returning that name here

@@ -101,7 +101,7 @@ def _check_verbosity(verbosity: object) -> None:
         raise ValueError(f"verbosity must be 'short' or 'full', not {verbosity!r}")
 
 
-class annotating:  # noqa: N801 - used like a function: ``with errhints.annotating():``
+class annotating:
     """``with errhints.annotating():`` notes an exception leaving the block, then re-raises it."""
 
     def __init__(self, *, verbosity: Verbosity | None = None) -> None:

@@ -307,7 +307,9 @@ def entry_from_mapping(
 BUNDLE_NAME = "_bundle.json"
 
 
-def _load_bundle(root: Any, label: str, entries: dict[str, Entry], problems: list[CatalogProblem]) -> bool:
+def _load_bundle(
+    root: Any, label: str, entries: dict[str, Entry], problems: list[CatalogProblem]
+) -> bool:
     """Load a wheel's bundled catalog; ``False`` when there is none (a source checkout)."""
     bundle = root.joinpath(BUNDLE_NAME)
     if not bundle.is_file():
