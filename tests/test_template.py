@@ -103,4 +103,4 @@ def test_trailing_white_space_is_ignored() -> None:
     assert t.match("Capture failed: OOM\nOpen an issue") == ("OOM",)
     assert t.match("Capture failed: OOM\nOpen an issue \n") == ("OOM",)
     assert parse_template("Done. ").match("Done.") == ()
-    assert parse_template("x {a}\n").match("x y\n\n") == ("y",)
+    assert parse_template("x {a}\n").match("x y\n\n") == ("y\n",)  # an exact fit comes first

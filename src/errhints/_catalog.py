@@ -87,11 +87,13 @@ class Entry:
     context: tuple[ContextFrame, ...] = ()
     mentions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     source: str = ""
+    #: Last dotted part of each exception name, the key the matcher compares.
+    exception_short_names: frozenset[str] = frozenset()
 
-    @property
-    def exception_short_names(self) -> frozenset[str]:
-        """Last dotted part of each exception name, the key the matcher compares."""
-        return frozenset(name.rpartition(".")[2] for name in self.exceptions)
+    def __post_init__(self) -> None:
+        if not self.exception_short_names:
+            short = frozenset(name.rpartition(".")[2] for name in self.exceptions)
+            object.__setattr__(self, "exception_short_names", short)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready view, the shape of ``errhints list --json``."""

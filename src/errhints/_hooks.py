@@ -11,15 +11,16 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Callable
-from types import TracebackType
-from typing import TYPE_CHECKING, Any
 
 from . import _debug
 from ._notes import Outcome, attach
 
+TYPE_CHECKING = False  # typing and collections.abc stay out of install()'s import cost
 if TYPE_CHECKING:
     import logging
+    from collections.abc import Callable
+    from types import TracebackType
+    from typing import Any
 
 __all__ = ["install_hooks", "installed", "uninstall_hooks"]
 

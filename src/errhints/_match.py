@@ -29,6 +29,10 @@ KEY_CHARS = 6
 WEAK_THRESHOLD = 88.0
 #: How much of a huge message the word index and fuzzy scorer look at (head and tail).
 WINDOW = 4096
+#: Most entries the fuzzy scorer looks at, those sharing the most words with the message.
+FUZZY_SHORTLIST = 12
+#: A word found in more entries than this is too common to shortlist by.
+MAX_POSTINGS = 64
 #: Nesting depth for errors embedded in other errors' messages.
 MAX_EMBED_DEPTH = 2
 #: A placeholder value shorter than this is not searched for an embedded error.
@@ -153,11 +157,15 @@ def build_index(catalog: Catalog) -> Index:
     return index
 
 
-def _type_ok(entry: Entry, facts: ErrorFacts) -> bool:
+def _short_type_names(facts: ErrorFacts) -> frozenset[str] | None:
+    """The type's names without modules; ``None`` when unknown (a log line, an HTTP body)."""
     if not facts.type_name:
-        return True  # a bare log line or an HTTP body: the type is unknown
-    names = {n.rpartition(".")[2] for n in facts.all_type_names()}
-    return bool(entry.exception_short_names & names)
+        return None
+    return frozenset(n.rpartition(".")[2] for n in facts.all_type_names())
+
+
+def _type_ok(entry: Entry, names: frozenset[str] | None) -> bool:
+    return names is None or not entry.exception_short_names.isdisjoint(names)
 
 
 def _function_ok(frame: Frame, function: str) -> bool:
@@ -211,13 +219,14 @@ class _Matcher:
         depth: int,
     ) -> None:
         message = facts.message
+        type_names = _short_type_names(facts)
         precise = False
         # 1. The raise site: the innermost frame is one of an entry's sites.
         if facts.frames:
             inner = facts.frames[-1]
             if inner.path:
                 for entry, site in self.index.by_site.get((inner.path, _last(inner.function)), ()):
-                    if not _function_ok(inner, site.function) or not _type_ok(entry, facts):
+                    if not _function_ok(inner, site.function) or not _type_ok(entry, type_names):
                         continue
                     values = entry.template.match(message)
                     if values is None:
@@ -229,7 +238,7 @@ class _Matcher:
                     self.embedded_in(entry, values, stack, packages, has_stack, depth)
         # 2. The template, on text alone (and context entries, with their frames).
         for entry in self.index.text_candidates(message):
-            if entry.id in self.found or not _type_ok(entry, facts):
+            if entry.id in self.found or not _type_ok(entry, type_names):
                 continue
             if not self._in_scope(entry, packages, has_stack, embedded):
                 continue
@@ -251,7 +260,7 @@ class _Matcher:
             self.embedded_in(entry, values, stack, packages, has_stack, depth)
         # 3. Fuzzy, only when nothing precise fits.
         if not precise and not embedded:
-            self.fuzzy(facts, packages, has_stack)
+            self.fuzzy(facts, type_names, packages, has_stack)
         # Messages that carry another system's error (JSON bodies, wrapped reprs).
         if depth < MAX_EMBED_DEPTH:
             for inner_message in _embedded_messages(message):
@@ -291,15 +300,25 @@ class _Matcher:
                     inner, inner_stack, inner_packages, has_stack, embedded=True, depth=depth + 1
                 )
 
-    def fuzzy(self, facts: ErrorFacts, packages: frozenset[str], has_stack: bool) -> None:
-        words = _words(facts.message)
+    def fuzzy(
+        self,
+        facts: ErrorFacts,
+        type_names: frozenset[str] | None,
+        packages: frozenset[str],
+        has_stack: bool,
+    ) -> None:
+        """Score the few entries sharing the most distinctive words with the message."""
         counts: dict[str, int] = {}
         entries: dict[str, Entry] = {}
-        for word in words:
-            for entry in self.index.fuzzy_words.get(word, ()):
+        for word in _words(facts.message):
+            postings = self.index.fuzzy_words.get(word, ())
+            if len(postings) > MAX_POSTINGS:
+                continue  # a word this common says nothing about which entry it is
+            for entry in postings:
                 counts[entry.id] = counts.get(entry.id, 0) + 1
                 entries[entry.id] = entry
-        shortlisted = [entries[i] for i, n in counts.items() if n >= 2]
+        ranked = sorted((n, i) for i, n in counts.items() if n >= 2)
+        shortlisted = [entries[i] for _n, i in ranked[-FUZZY_SHORTLIST:]]
         if not shortlisted:
             return
         from rapidfuzz import fuzz
@@ -308,7 +327,7 @@ class _Matcher:
         if len(message) > 2 * WINDOW:
             message = message[:WINDOW] + " " + message[-WINDOW:]
         for entry in shortlisted:
-            if entry.context or not _type_ok(entry, facts):
+            if entry.context or not _type_ok(entry, type_names):
                 continue
             if not self._in_scope(entry, packages, has_stack, embedded=False):
                 continue

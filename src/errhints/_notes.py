@@ -8,11 +8,10 @@ stay as they were. When ``add_note`` itself fails (a frozen dataclass exception,
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from . import _debug
 
+TYPE_CHECKING = False  # typing and dataclasses stay out of install()'s import cost
 if TYPE_CHECKING:
     from ._match import Match
     from ._render import Verbosity
@@ -37,12 +36,17 @@ def default_verbosity() -> Verbosity:
     return _default_verbosity
 
 
-@dataclass(frozen=True, slots=True)
 class Outcome:
     """What ``attach`` did: the note text (if any match) and whether it is on the exception."""
 
-    note: str | None
-    attached: bool
+    __slots__ = ("attached", "note")
+
+    def __init__(self, note: str | None, attached: bool) -> None:
+        self.note = note
+        self.attached = attached
+
+    def __repr__(self) -> str:
+        return f"Outcome(note={self.note!r}, attached={self.attached!r})"
 
 
 def has_note(exc: BaseException) -> bool:

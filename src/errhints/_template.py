@@ -43,14 +43,22 @@ class Template:
         Placeholders take any text (including none); each literal is taken at its leftmost
         place, the last one at the message's end. For patterns whose only wildcards are
         "any text", leftmost-greedy search finds a match whenever one exists.
-        Trailing white space is ignored on both sides: text read back from a log has lost
-        it, while some messages end with a space or a newline.
+        If the exact text does not fit, trailing white space is ignored on both sides:
+        text read back from a log has lost it, while some messages end with a space.
         """
-        message = message.rstrip()
-        lits = self.literals
+        values = self._match(message, self.literals)
+        if values is None:
+            stripped = message.rstrip()
+            last = self.literals[-1].rstrip()
+            if stripped != message or last != self.literals[-1]:
+                values = self._match(stripped, (*self.literals[:-1], last))
+        return values
+
+    @staticmethod
+    def _match(message: str, lits: tuple[str, ...]) -> tuple[str, ...] | None:
         if len(lits) == 1:
-            return () if message == lits[0].rstrip() else None
-        first, last = lits[0], lits[-1].rstrip()
+            return () if message == lits[0] else None
+        first, last = lits[0], lits[-1]
         if not message.startswith(first):
             return None
         end = len(message) - len(last)
