@@ -22,8 +22,8 @@ find_python() {  # find_python 3.12 -> path of a python3.12 interpreter
     return 1
 }
 
-venv_for() {  # venv_for 3.12 -> .venv/py3.12 with errhints (editable) and the dev tools
-    local v=$1 py dir=".venv/py$1"
+venv_for() {  # venv_for 3.12 -> .venvs/py3.12 with errhints (editable) and the dev tools
+    local v=$1 py dir=".venvs/py$1"
     py=$(find_python "$v") || { echo "python$v not found" >&2; return 1; }
     if [ ! -x "$dir/bin/python" ]; then
         "$py" -m venv "$dir"

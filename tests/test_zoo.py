@@ -690,7 +690,16 @@ def test_case(key):
 
 
 @pytest.fixture
-def zoo_project(pytester: pytest.Pytester, standins_dir: Path) -> pytest.Pytester:
+def zoo_project(
+    pytester: pytest.Pytester, standins_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> pytest.Pytester:
+    """A pytest project with one failing test per zoo case.
+
+    ``CI`` is unset for the inner run: under CI pytest repeats whole messages, notes
+    included, in its short summary, which would land in the last case's section.
+    """
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("BUILD_NUMBER", raising=False)
     # No conftest in the project: test_zoo imports the suite's own conftest module.
     source = PYTEST_PROJECT.format(standins=str(standins_dir), tests=str(TESTS))
     pytester.makepyfile(test_zoo_project=source)
