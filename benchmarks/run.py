@@ -32,7 +32,6 @@ import tempfile
 import textwrap
 import time
 import traceback
-import venv
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -466,49 +465,19 @@ def bench_install(ctx: Ctx, call: str) -> None:
 HOST_PRELOAD = "import dataclasses, inspect, logging, pathlib, re, tempfile, typing, zipfile\n"
 
 
-@contextlib.contextmanager
-def wheel_python(ctx: Ctx) -> Iterator[str | None]:
+def wheel_python(ctx: Ctx) -> str | None:
     """A fresh venv with errhints installed from a wheel built here (its catalog bundled)."""
-    where = ctx.tmp / "wheel"
+    sys.path.insert(0, str(ROOT / "tests"))
     try:
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "build",
-                "--wheel",
-                "--no-isolation",
-                "-o",
-                str(where / "dist"),
-                str(ROOT),
-            ],
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-        venv.create(where / "venv", with_pip=True)
-        python = str(where / "venv" / "bin" / "python")
-        [wheel] = (where / "dist").glob("errhints-*.whl")
-        subprocess.run(
-            [python, "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)],
-            check=True,
-            capture_output=True,
-            text=True,
-        )
+        from wheelenv import build_wheel, make_venv
+    finally:
+        sys.path.remove(str(ROOT / "tests"))
+    try:
+        env = make_venv(ctx.tmp / "wheel" / "venv", build_wheel(ctx.tmp / "wheel" / "dist"))
     except (subprocess.CalledProcessError, OSError, ValueError) as err:
         ctx.report.notes.append(f"installed-wheel figures skipped: {err}")
-        yield None
-        return
-    import importlib_resources
-    import rapidfuzz
-    import wrapt
-
-    deps = {
-        str(Path(m.__file__).resolve().parents[1]) for m in (wrapt, rapidfuzz, importlib_resources)
-    }
-    site = next((where / "venv" / "lib").glob("python3.*/site-packages"))
-    (site / "_bench_deps.pth").write_text("\n".join(sorted(deps)) + "\n", encoding="utf-8")
-    yield python
+        return None
+    return str(env.python)
 
 
 def bench_first_explain(ctx: Ctx) -> float:
@@ -536,45 +505,44 @@ def bench_first_explain(ctx: Ctx) -> float:
         })
     """
     reps = ctx.reps(25, 6)
-    with wheel_python(ctx) as installed:
-        variants = [("source checkout: parses every TOML file", None, ctx.env, "")]
-        if installed:
-            wheel_env = dict(ctx.env, PYTHONPATH=str(ctx.lib))
-            variants += [
-                ("installed wheel: reads the JSON bundle", installed, wheel_env, ""),
-                (
-                    "installed wheel, host stdlib already imported",
-                    installed,
-                    wheel_env,
-                    HOST_PRELOAD,
-                ),
-            ]
-        best = None
-        first_results = None
-        for label, python, env, preload in variants:
-            results = [
-                ctx.child(preload + textwrap.dedent(code), python=python, env=env)
-                for _ in range(reps)
-            ]
-            first_results = first_results or results
-            med, p90 = median_p90([ms(x["first"]) for x in results])
-            matched = results[0]["ids"][:1] or "nothing"
-            note = f"catalog of {results[0]['entries']} entries; matched {matched}"
-            ctx.report.add(
-                Row(
-                    f"first explain, fresh process ({label})",
-                    med,
-                    p90,
-                    "ms",
-                    "<= 50 ms",
-                    med <= 50,
-                    reps,
-                    note,
-                    group,
-                )
+    installed = wheel_python(ctx)
+    variants = [("source checkout: parses every TOML file", None, ctx.env, "")]
+    if installed:
+        wheel_env = dict(ctx.env, PYTHONPATH=str(ctx.lib))
+        variants += [
+            ("installed wheel: reads the JSON bundle", installed, wheel_env, ""),
+            (
+                "installed wheel, host stdlib already imported",
+                installed,
+                wheel_env,
+                HOST_PRELOAD,
+            ),
+        ]
+    best = None
+    first_results = None
+    for label, python, env, preload in variants:
+        results = [
+            ctx.child(preload + textwrap.dedent(code), python=python, env=env) for _ in range(reps)
+        ]
+        first_results = first_results or results
+        med, p90 = median_p90([ms(x["first"]) for x in results])
+        matched = results[0]["ids"][:1] or "nothing"
+        note = f"catalog of {results[0]['entries']} entries; matched {matched}"
+        ctx.report.add(
+            Row(
+                f"first explain, fresh process ({label})",
+                med,
+                p90,
+                "ms",
+                "<= 50 ms",
+                med <= 50,
+                reps,
+                note,
+                group,
             )
-            if python is not None and not preload:
-                best = med
+        )
+        if python is not None and not preload:
+            best = med
     assert first_results is not None
     a_med, a_p90 = median_p90([us(x["attach"]) for x in first_results])
     ctx.report.add(

@@ -114,3 +114,23 @@ def test_search_finds_entries_by_meaning_words() -> None:
     top3 = [line.split()[0] for line in proc.stdout.splitlines()[:3]]
     assert "sglang.capture-cuda-graph-failed" in top3
     assert errhints("search", "zzzqqq").returncode == 1
+
+
+def test_logged_errors_without_an_exception_name_are_found() -> None:
+    """Lines logged by NCCL's watchdog or torchrun carry no exception name; they are found
+    through the literal text of the catalog's logged entries and matched on it."""
+    log = (
+        "[rank1]:[E1130 10:00:00.000000 123 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught "
+        "collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, "
+        "NumelOut=1, Timeout(ms)=600000) ran for 600004 milliseconds before timing out.\n"
+        "an ordinary line\n"
+        "E1130 10:00:01.000000 140 torch/distributed/elastic/multiprocessing/api.py:869] "
+        "failed (exitcode: -9) local_rank: 0 (pid: 1234) of binary: /usr/bin/python3\n"
+    )
+    proc = errhints("explain", "--json", "-", stdin=log)
+    assert proc.returncode == 0, proc.stderr
+    findings = json.loads(proc.stdout)["findings"]
+    assert [f["line"] for f in findings] == [1, 3]
+    assert findings[0]["matches"][0]["id"].endswith(".nccl-watchdog-timeout")
+    assert findings[1]["matches"][0]["id"] == "llamafactory.process-killed-exitcode-9"
+    assert {m["confidence"] for f in findings for m in f["matches"]} == {"strong"}

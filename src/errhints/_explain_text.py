@@ -52,7 +52,7 @@ def _open(name: str) -> tuple[BinaryIO, int]:
     return handle, os.fstat(handle.fileno()).st_size
 
 
-def _findings(names: Sequence[str]) -> Iterator[tuple[str, Any]]:
+def _findings(names: Sequence[str], needles: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
     from ._scan import scan_stream
 
     for name in names:
@@ -61,7 +61,7 @@ def _findings(names: Sequence[str]) -> Iterator[tuple[str, Any]]:
             reader: Any = raw
             if size >= PROGRESS_MIN_BYTES and sys.stderr.isatty():
                 reader = _Progress(raw, size, name, sys.stderr)
-            for finding in scan_stream(reader):
+            for finding in scan_stream(reader, needles=needles):
                 yield name, finding
         finally:
             if raw is not sys.stdin.buffer:
@@ -88,7 +88,7 @@ def explain_files(
     index = get_index(catalog_paths)
     explained = 0
     records: list[dict[str, Any]] = []
-    for name, finding in _findings(names):
+    for name, finding in _findings(names, index.log_needles):
         matches = explain_facts(finding.facts, index)
         if matches:
             explained += 1

@@ -33,6 +33,8 @@ WINDOW = 4096
 FUZZY_SHORTLIST = 12
 #: A word found in more entries than this is too common to shortlist by.
 MAX_POSTINGS = 64
+#: Shortest literal text of a logged error the scanner looks for in every line.
+MIN_NEEDLE_CHARS = 12
 #: Nesting depth for errors embedded in other errors' messages.
 MAX_EMBED_DEPTH = 2
 #: A placeholder value shorter than this is not searched for an embedded error.
@@ -117,6 +119,8 @@ class Index:
     by_site: dict[tuple[str, str], list[tuple[Entry, Site]]] = field(default_factory=dict)
     by_context_path: dict[str, list[tuple[Entry, ContextFrame]]] = field(default_factory=dict)
     fuzzy_words: dict[str, list[Entry]] = field(default_factory=dict)
+    #: Literal text of logged errors without an exception name, for the text scanner.
+    log_needles: tuple[str, ...] = ()
 
     def text_candidates(self, message: str) -> list[Entry]:
         """Entries whose template could fit ``message`` (a superset, never a miss)."""
@@ -135,7 +139,12 @@ class Index:
 def build_index(catalog: Catalog) -> Index:
     """Index every entry by where its template is pinned: head, tail, or a distinctive word."""
     index = Index(catalog=catalog)
+    needles: set[str] = set()
     for entry in catalog:
+        if entry.kind == "log" and entry.template.literal_rich:
+            longest = max((p.strip() for p in entry.template.literals), key=len)
+            if len(longest) >= MIN_NEEDLE_CHARS:
+                needles.add(longest)
         lits = entry.template.literals
         if len(lits[0]) >= KEY_CHARS:
             index.by_head.setdefault(lits[0][:KEY_CHARS], []).append(entry)
@@ -154,6 +163,7 @@ def build_index(catalog: Catalog) -> Index:
         if entry.template.literal_rich:
             for word in {w.lower() for w in _WORD.findall(entry.template.skeleton)} - _COMMON_WORDS:
                 index.fuzzy_words.setdefault(word, []).append(entry)
+    index.log_needles = tuple(sorted(needles))
     return index
 
 
@@ -245,8 +255,13 @@ class _Matcher:
             values = entry.template.match(message)
             if values is None:
                 continue
+            hit = _context_frame(entry, stack) if entry.context else None
+            if entry.context and hit is None and not has_stack and entry.kind == "log":
+                if entry.template.literal_rich:  # a logged line: no stack to hold context
+                    self.add(self._make(entry, "strong", 90.0, "template", facts, embedded))
+                    precise = True
+                continue
             if entry.context:
-                hit = _context_frame(entry, stack)
                 if hit is None:
                     continue
                 depth_from_raise, frame = hit
@@ -272,7 +287,8 @@ class _Matcher:
         self, entry: Entry, packages: frozenset[str], has_stack: bool, embedded: bool
     ) -> bool:
         if entry.context:
-            return has_stack
+            # A logged line never carries a stack: a "log" entry may match it on its text.
+            return has_stack or entry.kind == "log"
         if not has_stack or embedded:
             return True  # text without frames, or another process's error carried in a message
         return entry.package in packages

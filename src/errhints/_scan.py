@@ -631,11 +631,19 @@ def _starts_group(content: str) -> bool:
 class _Scanner:
     """The state machine: feed it lines (or blocks of lines), collect :class:`Finding`."""
 
-    def __init__(self) -> None:
+    def __init__(self, needles: tuple[str, ...] = ()) -> None:
         self.records: dict[str, _Record] = {}
         self.out: list[Finding] = []
         self.lineno = 0
         self._swept = 0
+        # Literal text of logged errors that carry no exception name (NCCL's watchdog,
+        # torchrun's "failed (exitcode: -9)"): lines holding one are findings too.
+        self.needles = needles
+        self._markers = _MARKERS + needles
+        self._markers_b = _MARKERS_B + tuple(n.encode() for n in needles)
+
+    def _needle_in(self, text: str) -> bool:
+        return any(needle in text for needle in self.needles)
 
     # entry points
 
@@ -648,6 +656,7 @@ class _Scanner:
             and "Traceback" not in raw
             and "Warning" not in raw
             and "detail" not in raw
+            and not self._needle_in(raw)
         ):
             return
         self._slow(raw[:MAX_LINE], self.lineno)
@@ -659,9 +668,9 @@ class _Scanner:
         invalid sequences replaced): a newline byte never occurs inside a UTF-8 sequence.
         """
         if isinstance(text, bytes):
-            self._feed(text, b"\n", _MARKERS_B)
+            self._feed(text, b"\n", self._markers_b)
         else:
-            self._feed(text, "\n", _MARKERS)
+            self._feed(text, "\n", self._markers)
 
     def _feed(self, text: AnyStr, newline: AnyStr, markers: tuple[AnyStr, ...]) -> None:
         pos = 0
@@ -703,7 +712,7 @@ class _Scanner:
     # the slow path
 
     def _slow(self, raw: str, lineno: int) -> None:
-        if not self.records and not _worth_a_look(raw):
+        if not self.records and not _worth_a_look(raw) and not self._needle_in(raw):
             return  # e.g. a lowercase "error" in an ordinary line: nothing can start here
         if raw.endswith("\r"):
             raw = raw.rstrip("\r")
@@ -870,12 +879,16 @@ class _Scanner:
                 facts = ErrorFacts(type_name=type_name, message=message.rstrip())
                 self.out.append(Finding(lineno, lineno, "line", facts))
             return
+        found = len(self.out)
         if "{" in content:
             for item in embedded_errors(content):
                 if item.is_error:
                     type_name = item.type if is_exception_name(item.type) else ""
                     facts = ErrorFacts(type_name=type_name, message=item.message)
                     self.out.append(Finding(lineno, lineno, "body", facts))
+        if self.needles and len(self.out) == found and self._needle_in(content):
+            facts = ErrorFacts(type_name="", message=content.strip())
+            self.out.append(Finding(lineno, lineno, "line", facts))
 
     def _open(self, record: _Record) -> None:
         old = self.records.get(record.key)
@@ -913,20 +926,23 @@ class _Scanner:
 # -- public entry points --------------------------------------------------------------------
 
 
-def scan_text(text: str) -> list[Finding]:
-    """Every finding in ``text``, in the order they start."""
-    scanner = _Scanner()
+def scan_text(text: str, needles: tuple[str, ...] = ()) -> list[Finding]:
+    """Every finding in ``text``, in the order they start.
+
+    ``needles``: literal text whose lines are findings even without an exception name.
+    """
+    scanner = _Scanner(needles)
     scanner.feed_block(text)
     scanner.finish()
     return sorted(scanner.out, key=lambda f: (f.line, f.end_line))
 
 
-def scan_lines(lines: Iterable[str]) -> Iterator[Finding]:
+def scan_lines(lines: Iterable[str], needles: tuple[str, ...] = ()) -> Iterator[Finding]:
     """Findings from lines (with or without their newlines), yielded as each one ends.
 
     Tracebacks of different streams can end out of order; sort by ``line`` if that matters.
     """
-    scanner = _Scanner()
+    scanner = _Scanner(needles)
     for item in lines:
         if item.endswith("\n"):
             item = item[:-1]
@@ -942,7 +958,9 @@ def scan_lines(lines: Iterable[str]) -> Iterator[Finding]:
     yield from scanner.out
 
 
-def scan_stream(file: IO[bytes] | IO[str], chunk_size: int = 1 << 20) -> Iterator[Finding]:
+def scan_stream(
+    file: IO[bytes] | IO[str], chunk_size: int = 1 << 20, needles: tuple[str, ...] = ()
+) -> Iterator[Finding]:
     """Findings from a binary (or text) file read in chunks, in bounded memory.
 
     Bytes are decoded as UTF-8 with invalid sequences replaced, and only for the lines
@@ -951,7 +969,7 @@ def scan_stream(file: IO[bytes] | IO[str], chunk_size: int = 1 << 20) -> Iterato
     traceback and ``chunk_size``, not on the file or its lines. Findings are yielded as each
     one ends (tracebacks of different streams can end out of order).
     """
-    scanner = _Scanner()
+    scanner = _Scanner(needles)
     partial = b""  # the current line's start, while it has no newline yet
     overlong = False  # the current line passed MAX_LINE: drop the rest of it
     while True:
