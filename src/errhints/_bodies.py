@@ -130,12 +130,27 @@ def _enclosing_body(
             return None
         if start in tried:
             return None
-        end = _match_brace(text, start, budget)
+        end = _json_end(text, start)
+        if end is None:
+            end = _match_brace(text, start, budget)
         if end is not None and end > pos:
             tried.add(start)
             return start, end
         right = start
     return None
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _json_end(text: str, start: int) -> int | None:
+    """End (exclusive) of a JSON object opening at ``start``, parsed in C: the common case
+    (an HTTP error body) without walking it character by character."""
+    try:
+        _value, end = _DECODER.raw_decode(text[start : start + MAX_BODY])
+    except (ValueError, RecursionError):
+        return None
+    return start + end
 
 
 def _match_brace(text: str, start: int, budget: list[int]) -> int | None:

@@ -8,7 +8,7 @@ and survives when that raises.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from types import TracebackType
+from types import CodeType, TracebackType
 from typing import NamedTuple
 
 __all__ = ["ErrorFacts", "Frame", "facts_from_exception", "module_to_path", "safe_str"]
@@ -108,30 +108,32 @@ def _type_name(tp: type) -> str:
     return f"{module}.{qualname}"
 
 
-#: (module name, file name) -> (package-relative path, package); bounded.
-_locations: dict[tuple[str, str], tuple[str | None, str | None]] = {}
+#: code object -> (file name, qualname, package-relative path, package); bounded. A frame's
+#: module name comes from its globals, which belong to its code's module, so the code
+#: object decides all four; only the line differs between frames of the same code.
+_code_info: dict[object, tuple[str, str, str | None, str | None]] = {}
 
 
-def _location(module: object, filename: str) -> tuple[str | None, str | None]:
-    if not isinstance(module, str) or not module or module == "__main__":
-        return None, None
-    key = (module, filename)
-    found = _locations.get(key)
-    if found is None:
-        found = (module_to_path(module, filename), module.partition(".")[0])
-        if len(_locations) < 8192:
-            _locations[key] = found
-    return found
+def _info(code: CodeType, module: object) -> tuple[str, str, str | None, str | None]:
+    path = package = None
+    if isinstance(module, str) and module and module != "__main__":
+        path, package = module_to_path(module, code.co_filename), module.partition(".")[0]
+    return code.co_filename, code.co_qualname, path, package
 
 
 def _frames(tb: TracebackType | None) -> tuple[Frame, ...]:
     frames: list[Frame] = []
     append = frames.append
+    cache = _code_info
     while tb is not None and len(frames) < 100_000:
         frame = tb.tb_frame
         code = frame.f_code
-        path, package = _location(frame.f_globals.get("__name__"), code.co_filename)
-        append(Frame(code.co_filename, code.co_qualname, tb.tb_lineno, path, package))
+        info = cache.get(code)
+        if info is None:
+            info = _info(code, frame.f_globals.get("__name__"))
+            if len(cache) < 8192:
+                cache[code] = info
+        append(Frame(info[0], info[1], tb.tb_lineno, info[2], info[3]))
         tb = tb.tb_next
     if len(frames) > MAX_FRAMES:
         half = MAX_FRAMES // 2
