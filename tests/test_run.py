@@ -149,3 +149,21 @@ def test_failure_of_an_unmodified_script_is_explained(
         [str(wenv.python), str(script)], env=wenv.env(standins_dir), capture_output=True, text=True
     )
     assert plain.returncode == 1 and TITLE not in plain.stderr
+
+
+def test_a_python_from_another_environment_gets_a_note(tmp_path: Path) -> None:
+    """``errhints run -- python ...`` where ``python`` is another environment's interpreter
+    says so on stderr, and still runs the command."""
+    other = tmp_path / "otherenv" / "bin"
+    other.mkdir(parents=True)
+    fake = other / "python3"
+    fake.write_text("#!/bin/sh\nexit 3\n")
+    fake.chmod(0o755)
+    proc = subprocess.run(
+        [sys.executable, "-m", "errhints", "run", "--", "python3"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": f"{other}{os.pathsep}{os.environ['PATH']}"},
+    )
+    assert proc.returncode == 3
+    assert f"python3 is {fake}, not the Python errhints is installed in" in proc.stderr

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -62,6 +63,24 @@ def _warn_without_startup_hook() -> None:
         )
 
 
+def _warn_other_python(command: Sequence[str]) -> None:
+    """Say so when the command's ``python`` is not the interpreter errhints is installed in."""
+    name = os.path.basename(command[0])
+    if not (name == "python" or name.startswith("python3")) or name.endswith("-config"):
+        return
+    found = shutil.which(command[0])
+    if found is None:
+        return
+    ours = os.path.dirname(os.path.abspath(sys.executable))
+    if os.path.dirname(os.path.abspath(found)) != ours:
+        print(
+            f"errhints run: note: {command[0]} is {found}, not the Python errhints is installed "
+            f"in ({sys.executable}); if errhints is not installed there, its failures will not "
+            "be explained",
+            file=sys.stderr,
+        )
+
+
 def run_command(
     argv: Sequence[str], *, verbosity: str | None = None, catalog_dirs: Sequence[str] = ()
 ) -> int:
@@ -76,6 +95,7 @@ def run_command(
         return 2
     env = child_environment(verbosity=verbosity, catalog_dirs=catalog_dirs)
     _warn_without_startup_hook()
+    _warn_other_python(command)
     try:
         proc = subprocess.Popen(command, env=env)
     except FileNotFoundError:
