@@ -7,6 +7,7 @@ catalog was verified against (sglang 0.5.23, llamafactory 0.9.5).
 
 from __future__ import annotations
 
+import importlib
 import json
 import textwrap
 from pathlib import Path
@@ -130,3 +131,14 @@ def write_standins(root: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(source).lstrip(), encoding="utf-8")
     return root
+
+
+def server_error(status: int = 503, text: str = "overloaded") -> RuntimeError:
+    """The LlamaFactory stand-in's ``SGLang server error``, raised and caught (stand-ins on
+    ``sys.path``), with its traceback through the catalogued raise site."""
+    engine = importlib.import_module("llamafactory.chat.sglang_engine")
+    try:
+        engine.SGLangEngine(status, text)._generate()
+    except RuntimeError as exc:
+        return exc
+    raise AssertionError("the stand-in did not raise")

@@ -23,7 +23,7 @@ import pytest
 from conftest import RunPy
 from errhints import _logging
 from errhints._logging import install_logging, installed, uninstall_logging
-from standins import CONTEXT_BODY
+from standins import CONTEXT_BODY, server_error
 
 TITLE = "errhints: llamafactory.sglang-server-error"
 
@@ -67,15 +67,6 @@ def server_error_traceback(standins: Path) -> str:
         engine.SGLangEngine(400, CONTEXT_BODY)._generate()
     except RuntimeError:
         return traceback.format_exc()
-    raise AssertionError("the stand-in did not raise")
-
-
-def raise_server_error(standins: Path) -> RuntimeError:
-    engine = importlib.import_module("llamafactory.chat.sglang_engine")
-    try:
-        engine.SGLangEngine(503, "overloaded")._generate()
-    except RuntimeError as exc:
-        return exc
     raise AssertionError("the stand-in did not raise")
 
 
@@ -169,7 +160,7 @@ def test_exc_info_gets_the_pep678_note(
     under the traceback; logging the same exception twice still gives one note."""
     install_logging()
     logger, stream = capture("excinfo")
-    exc = raise_server_error(standins)
+    exc = server_error()
     try:
         raise exc
     except RuntimeError:

@@ -9,20 +9,12 @@ from pathlib import Path
 import pytest
 
 from errhints._notes import attach, has_note
-
-
-def server_error(standins: Path) -> RuntimeError:
-    engine = importlib.import_module("llamafactory.chat.sglang_engine")
-    try:
-        engine.SGLangEngine(503, "overloaded")._generate()
-    except RuntimeError as exc:
-        return exc
-    raise AssertionError("the stand-in did not raise")
+from standins import server_error
 
 
 def test_note_is_added_once_and_nothing_else_changes(standins: Path) -> None:
     """Two doors seeing one exception add one note; message, args, type, traceback stay."""
-    exc = server_error(standins)
+    exc = server_error()
     exc.add_note("a note of the user's")
     before = (type(exc), exc.args, str(exc), exc.__traceback__, list(exc.__notes__))
     first, second = attach(exc), attach(exc)
@@ -36,7 +28,7 @@ def test_note_is_added_once_and_nothing_else_changes(standins: Path) -> None:
 
 def test_note_shape(standins: Path) -> None:
     """Title line with id, a few lines of meaning, fixes, and where to read more."""
-    note = attach(server_error(standins)).note
+    note = attach(server_error()).note
     assert note is not None
     lines = note.splitlines()
     assert lines[0].startswith("errhints: llamafactory.sglang-server-error: ")
@@ -46,7 +38,7 @@ def test_note_shape(standins: Path) -> None:
         "  More: errhints show llamafactory.sglang-server-error | https://github.com/"
     )
     assert len(lines) <= 12
-    full = attach(server_error(standins), "full").note
+    full = attach(server_error(), "full").note
     assert full is not None and "Likely causes:" in full and len(full) > len(note)
 
 
@@ -79,7 +71,7 @@ def test_frozen_dataclass_exception_gets_the_note_as_text(standins: Path) -> Non
 
 def test_notes_that_are_not_a_list_are_left_alone(standins: Path) -> None:
     """A ``__notes__`` tuple is never replaced; the note is returned as text."""
-    exc = server_error(standins)
+    exc = server_error()
     exc.__notes__ = ("theirs",)  # type: ignore[assignment]
     outcome = attach(exc)
     assert outcome.note is not None and not outcome.attached
@@ -120,7 +112,7 @@ def test_cyclic_chain_and_nested_groups_terminate(standins: Path) -> None:
     a, b = ValueError("a"), ValueError("b")
     a.__context__, b.__context__ = b, a
     assert attach(a).note is None
-    inner = server_error(standins)
+    inner = server_error()
     group = ExceptionGroup("outer", [ValueError("v"), ExceptionGroup("inner", [inner, b])])
     outcome = attach(group)
     assert outcome.note is not None

@@ -100,30 +100,27 @@ def make_decorator(verbosity: Verbosity | None = None) -> Callable[[Any], Any]:
 
         return run()
 
-    def generator_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        try:
-            gen = wrapped(*args, **kwargs)
-        except BaseException as exc:
-            _note(exc, verbosity)
-            raise
-        return _wrap_generator(gen, verbosity)
+    def iterator_wrapper(wrap: Any) -> Any:
+        """For generator functions: note failures of the call, then of the iteration."""
 
-    def async_generator_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        try:
-            agen = wrapped(*args, **kwargs)
-        except BaseException as exc:
-            _note(exc, verbosity)
-            raise
-        return _wrap_async_generator(agen, verbosity)
+        def wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+            try:
+                iterator = wrapped(*args, **kwargs)
+            except BaseException as exc:
+                _note(exc, verbosity)
+                raise
+            return wrap(iterator, verbosity)
+
+        return wrapper
 
     def choose(func: Any) -> Any:
         target = func.__func__ if isinstance(func, (classmethod, staticmethod)) else func
         if inspect.isasyncgenfunction(target):
-            return _Annotated(func, async_generator_wrapper)
+            return _Annotated(func, iterator_wrapper(_wrap_async_generator))
         if inspect.iscoroutinefunction(target):
             return _Annotated(func, coroutine_wrapper)
         if inspect.isgeneratorfunction(target):
-            return _Annotated(func, generator_wrapper)
+            return _Annotated(func, iterator_wrapper(_wrap_generator))
         return _Annotated(func, sync_wrapper)
 
     return choose

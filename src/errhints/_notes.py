@@ -52,10 +52,8 @@ class Outcome:
 def has_note(exc: BaseException) -> bool:
     """Whether the exception already carries an errhints note."""
     try:
-        notes = exc.__dict__.get("__notes__") if hasattr(exc, "__dict__") else None
-        if notes is None:
-            notes = getattr(exc, "__notes__", None)
-    except Exception:
+        notes = getattr(exc, "__notes__", None)
+    except Exception:  # a hostile __getattr__
         return False
     if not isinstance(notes, list):
         return False
