@@ -2,7 +2,7 @@
 
 Generates a log of ordinary SGLang/LlamaFactory-style lines with a traceback every couple
 of megabytes (plain, SGLang's ``Scheduler hit an exception:`` form, and torchrun's
-``[rankN]:`` form), then times ``errhints._scan.scan_stream`` and ``scan_text`` on it and
+``[rankN]:`` form), then times ``errhints._facts.scan.scan_stream`` and ``scan_text`` on it and
 ``grep -c Traceback`` on the same file, and measures the scanner's peak memory in a fresh
 subprocess (``ru_maxrss`` and tracemalloc's peak).
 
@@ -111,7 +111,7 @@ def _best(fn, repeat: int) -> tuple[float, object]:
 _CHILD = """
 import sys, tracemalloc
 sys.path.insert(0, {src!r})
-from errhints._scan import scan_stream
+from errhints._facts.scan import scan_stream
 
 def high_water():
     # VmHWM is per process image; ru_maxrss would carry the parent's peak over exec.
@@ -155,7 +155,7 @@ def measure_memory(path: Path) -> dict[str, float]:
 
 def run(size_mb: float, repeat: int, keep: Path | None) -> dict[str, object]:
     sys.path.insert(0, str(SRC))
-    from errhints._scan import scan_stream, scan_text
+    from errhints._facts.scan import scan_stream, scan_text
 
     tmp = Path(tempfile.mkdtemp(prefix="errhints-bench-"))
     try:

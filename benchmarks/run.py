@@ -431,7 +431,7 @@ def install_call(ctx: Ctx) -> str:
     if has_module("_logging"):
         return "errhints.install()"
     ctx.report.notes.append(
-        "errhints._logging does not exist yet: install() is measured as install(logging=False)"
+        "errhints._doors.log_records does not exist yet: install() is measured as install(logging=False)"
     )
     return "errhints.install(logging=False)"
 
@@ -490,12 +490,12 @@ def bench_first_explain(ctx: Ctx) -> float:
         t0 = time.perf_counter()
         matches = errhints.explain(exc)
         t1 = time.perf_counter()
-        from errhints._notes import attach
+        from errhints._core.notes import attach
         exc2 = make(10)
         t2 = time.perf_counter()
         outcome = attach(exc2)
         t3 = time.perf_counter()
-        from errhints._state import get_index
+        from errhints._core.state import get_index
         emit({
             "first": t1 - t0,
             "attach": t3 - t2,
@@ -686,9 +686,9 @@ def bench_catalog_size(ctx: Ctx) -> None:
         dirs[size] = str(d)
     code = f"""
         import time
-        from errhints._catalog import load_catalog
-        from errhints._facts import facts_from_exception
-        from errhints._match import build_index, explain_facts
+        from errhints._core.catalog import load_catalog
+        from errhints._facts.live import facts_from_exception
+        from errhints._core.match import build_index, explain_facts
         from _bench_child import emit, per_call
         from sglang.srt._errhints_bench import make, make_other
         hit = facts_from_exception(make(10))
@@ -937,7 +937,7 @@ def bench_memory(ctx: Ctx, call: str) -> None:
         from _bench_child import emit
         from sglang.srt._errhints_bench import make
         {call}
-        from errhints._notes import attach
+        from errhints._core.notes import attach
         assert attach(make(10)).attached
         emit({{"peak": peak_mb()}})
     """

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 
-from errhints._bodies import Embedded, embedded_errors, embedded_messages
+from errhints._facts.bodies import Embedded, embedded_errors, embedded_messages
 
 CONTEXT = "The input (9000 tokens) is longer than the model's context length (8192 tokens)."
 SGLANG_BODY = json.dumps(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from errhints._catalog import FIELDS, load_catalog
+from errhints._core.catalog import FIELDS, load_catalog
 
 GOOD = """
 id = "mypkg.thing-broke"

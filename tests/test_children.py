@@ -155,7 +155,7 @@ def test_multiprocessing_is_patched_lazily_and_restored(run_py: RunPy) -> None:
     proc = run_py(
         """
         import sys
-        import errhints, errhints._children as ch
+        import errhints, errhints._doors.children as ch
         errhints.install()
         assert "multiprocessing" not in sys.modules
         assert ch.multiprocessing_state() == "waiting"

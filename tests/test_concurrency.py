@@ -2,7 +2,7 @@
 
 The catalog is loaded lazily on the first failure, so the first failures of a process race
 for it. These tests run that race in fresh child processes (counting catalog loads by
-wrapping ``errhints._catalog.load_catalog``), and fork children while the parent holds the
+wrapping ``errhints._core.catalog.load_catalog``), and fork children while the parent holds the
 catalog, or while another thread holds errhints' locks. A deadlock shows up as a child that
 ``faulthandler`` stops, with every thread's stack on stderr.
 """
@@ -30,9 +30,9 @@ import faulthandler, json, os, sys, threading, time
 faulthandler.dump_traceback_later(WATCHDOG, exit=True)
 
 import errhints
-import errhints._catalog as catalog
-import errhints._state as state
-from errhints._notes import attach
+import errhints._core.catalog as catalog
+import errhints._core.state as state
+from errhints._core.notes import attach
 
 LOADS = []
 _real_load = catalog.load_catalog
@@ -399,7 +399,7 @@ import warnings
 warnings.simplefilter("ignore", DeprecationWarning)
 errhints.install(children=False)
 errhints.explain(caught())
-import errhints._children, errhints._hooks, errhints._logging
+import errhints._doors.children, errhints._doors.hooks, errhints._doors.log_records
 locks = {}
 for name, module in sorted(sys.modules.items()):
     if name.startswith("errhints"):
@@ -452,4 +452,4 @@ def test_no_thread_is_left_behind(standins: Path) -> None:
         engine.SGLangEngine(400, "x")._generate()
     assert errhints.explain(info.value)
     assert set(threading.enumerate()) == before
-    assert sys.modules["errhints._state"]._indexes  # type: ignore[attr-defined]
+    assert sys.modules["errhints._core.state"]._indexes  # type: ignore[attr-defined]

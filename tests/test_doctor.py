@@ -131,7 +131,7 @@ def test_doors_opened_in_a_process_are_reported(run_py: RunPy) -> None:
         errhints.install()
         from IPython.core.interactiveshell import InteractiveShell
         errhints.load_ipython_extension(InteractiveShell.instance())
-        from errhints._doctor import doors
+        from errhints._cli.doctor import doors
         print(json.dumps(doors()))
         """
     )
@@ -148,7 +148,7 @@ def test_startup_hook_detection(run_py: RunPy, tmp_path: Path) -> None:
     proc = run_py(
         f"""
         import shutil, sys
-        from errhints._doctor import startup_hook
+        from errhints._cli.doctor import startup_hook
         site_dir = {str(site_dir)!r}
         print(startup_hook([site_dir])["installed"])
         for name in ("errhints-startup.pth", "errhints-startup.start", "_errhints_startup.py"):

@@ -11,14 +11,14 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from errhints._template import Template, TemplateError, parse_template
+from errhints._core.template import Template, TemplateError, parse_template
 
 try:
-    from errhints import _scan
+    from errhints._facts import scan as _scan
 except ImportError:  # the scanner is written separately; its properties wait for it
     _scan = None  # type: ignore[assignment]
 
-needs_scan = pytest.mark.skipif(_scan is None, reason="errhints._scan does not exist yet")
+needs_scan = pytest.mark.skipif(_scan is None, reason="errhints._facts.scan does not exist yet")
 
 #: Any character, lone surrogates and NUL included.
 ANY_CHAR = st.characters(exclude_categories=())

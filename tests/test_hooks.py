@@ -163,7 +163,7 @@ def test_internal_failure_falls_back_quietly(run_py: RunPy) -> None:
     """If errhints itself breaks, the plain traceback is printed, and only debug mode says so."""
     script = (
         dedent("""
-        import errhints, errhints._notes as notes
+        import errhints, errhints._core.notes as notes
         def broken(exc, extra_dirs=()):
             raise MemoryError("simulated internal failure")
         notes.explain_exception = broken

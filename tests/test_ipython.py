@@ -110,7 +110,7 @@ def test_unload_restores_the_shell_and_the_process(run_py: RunPy) -> None:
     out, err = shell(
         run_py,
         """
-        import os, errhints._hooks as hooks
+        import os, errhints._doors.hooks as hooks
         before = (dict(vars(ip)).get("showtraceback"), len(ip.events.callbacks["post_run_cell"]),
                   ip.custom_exceptions, os.environ.get("ERRHINTS"))
         ip.run_line_magic("load_ext", "errhints")
@@ -134,7 +134,7 @@ def test_unload_keeps_an_install_that_was_there_before(run_py: RunPy) -> None:
     out, _ = shell(
         run_py,
         """
-        import errhints, errhints._hooks as hooks
+        import errhints, errhints._doors.hooks as hooks
         errhints.install()
         ip.run_line_magic("load_ext", "errhints")
         ip.run_line_magic("unload_ext", "errhints")
@@ -175,7 +175,7 @@ def test_importing_errhints_does_not_import_ipython(run_py: RunPy) -> None:
     proc = run_py(
         "import sys, errhints\nprint(errhints.load_ipython_extension.__module__, 'IPython' in sys.modules)\n"
     )
-    assert proc.stdout.split() == ["errhints._ipython", "False"], proc.stderr
+    assert proc.stdout.split() == ["errhints._doors.ipython", "False"], proc.stderr
 
 
 def test_reload_ext_leaves_one_extension(run_py: RunPy) -> None:

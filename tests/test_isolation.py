@@ -167,7 +167,7 @@ def main(mode, log_file):
         process.join(60)
     if use:
         from errhints._cli import main as cli
-        from errhints._notes import attach
+        from errhints._core.notes import attach
 
         errhints.explain(caught())
         attach(caught())

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from conftest import RunPy
-from errhints import _logging
-from errhints._logging import install_logging, installed, uninstall_logging
+from errhints._doors import log_records as _logging
+from errhints._doors.log_records import install_logging, installed, uninstall_logging
 from standins import CONTEXT_BODY, server_error
 
 TITLE = "errhints: llamafactory.sglang-server-error"
@@ -77,7 +77,7 @@ def test_sglang_pattern_in_a_real_process(run_py: RunPy) -> None:
     proc = run_py(
         """
         import logging
-        from errhints._logging import install_logging
+        from errhints._doors.log_records import install_logging
         install_logging()
         logging.basicConfig(
             level=logging.INFO, format="[%(asctime)s TP0] %(message)s",
@@ -279,7 +279,7 @@ def test_internal_failures_leave_the_plain_message(
     def broken(*args: object) -> None:
         raise OSError("catalog unreadable")
 
-    monkeypatch.setattr("errhints._state.get_index", broken)
+    monkeypatch.setattr("errhints._core.state.get_index", broken)
     record = logging.getLogRecordFactory()("x", logging.ERROR, __file__, 1, "%s", (tb,), None)
     assert record.getMessage() == tb
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 import errhints
-from errhints._catalog import load_catalog
-from errhints._facts import ErrorFacts, Frame
-from errhints._match import build_index, explain_facts
+from errhints._core.catalog import load_catalog
+from errhints._facts.model import ErrorFacts, Frame
+from errhints._core.match import build_index, explain_facts
 from standins import CONTEXT_BODY
 
 ENTRY = """

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from errhints._notes import attach, has_note
+from errhints._core.notes import attach, has_note
 from standins import server_error
 
 

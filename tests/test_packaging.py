@@ -44,7 +44,7 @@ def test_wheel_contains_the_catalog_bundle_and_type_marker(installed: WheelEnv) 
     assert set(bundle) == in_repo
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     text = zipfile.ZipFile(installed.wheel).read(entry_points).decode()
-    assert "errhints = errhints._cli:main" in text and "errhints = errhints._pytest" in text
+    assert "errhints = errhints._cli:main" in text and "errhints = errhints._doors.pytest_plugin" in text
 
 
 @pytest.mark.slow
@@ -53,7 +53,7 @@ def test_wheel_installed_in_a_fresh_venv_reads_its_bundled_catalog(
 ) -> None:
     """Installed from the wheel, errhints loads its own bundled catalog, not this checkout's."""
     code = """
-        import json, sys, errhints, errhints._catalog as c
+        import json, sys, errhints, errhints._core.catalog as c
         cat = c.load_catalog()
         print(json.dumps({
             "file": errhints.__file__,
@@ -82,7 +82,7 @@ def test_wheel_installed_in_a_fresh_venv_reads_its_bundled_catalog(
 
 def test_development_checkout_reads_the_repository_catalog() -> None:
     """In an editable install the loader reads ``catalog/`` of the checkout."""
-    import errhints._catalog as c
+    import errhints._core.catalog as c
 
     path = Path(str(c.builtin_catalog_dir()))
     if not str(path).startswith(str(ROOT)):
@@ -95,7 +95,7 @@ def test_import_and_install_stay_cheap() -> None:
     code = (
         "import sys, errhints\n"
         "errhints.install()\n"
-        "heavy = ['wrapt', 'rapidfuzz', 'importlib_resources', 'tomllib', 'errhints._catalog', 'errhints._match']\n"
+        "heavy = ['wrapt', 'rapidfuzz', 'importlib_resources', 'tomllib', 'errhints._core.catalog', 'errhints._core.match']\n"
         "print([m for m in heavy if m in sys.modules])\n"
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)

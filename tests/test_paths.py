@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from errhints._paths import KNOWN_LAYOUTS, split_path
+from errhints._facts.paths import KNOWN_LAYOUTS, split_path
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from errhints._catalog import Entry, load_catalog
-from errhints._template import parse_template
-from errhints._verify import (
+from errhints._core.catalog import Entry, load_catalog
+from errhints._core.template import parse_template
+from errhints._maintain.verify import (
     ReleaseUnavailable,
     VerifyReport,
     fetch_release,

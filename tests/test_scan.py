@@ -19,8 +19,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from errhints._facts import ErrorFacts, facts_from_exception
-from errhints._scan import (
+from errhints._facts.live import facts_from_exception
+from errhints._facts.model import ErrorFacts
+from errhints._facts.scan import (
     MAX_LINE,
     Finding,
     is_exception_name,
@@ -700,7 +701,7 @@ def test_exception_names() -> None:
 def test_import_is_cheap() -> None:
     """Importing the scanner pulls in only the standard library."""
     before = set(sys.modules)
-    import errhints._scan  # noqa: F401
+    import errhints._facts.scan  # noqa: F401
 
     new = {m.partition(".")[0] for m in set(sys.modules) - before}
     assert new <= set(sys.stdlib_module_names) | {"errhints"}

@@ -103,9 +103,9 @@ def test_activation_reaches_threads_and_logging(
     """The start-up hook is a full ``install()``: thread hook and logging integration are on."""
     proc = wenv.run(
         """
-        import errhints._hooks, errhints._logging, errhints._startup
-        print(errhints._startup.activated(), errhints._hooks.installed(),
-              errhints._logging.installed())
+        import errhints._doors.hooks, errhints._doors.log_records, errhints._startup
+        print(errhints._startup.activated(), errhints._doors.hooks.installed(),
+              errhints._doors.log_records.installed())
         """,
         tmp_path,
         standins_dir=standins_dir,

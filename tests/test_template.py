@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from errhints._template import TemplateError, parse_template
+from errhints._core.template import TemplateError, parse_template
 
 
 def test_placeholders_keep_their_expressions() -> None:

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from errhints._catalog import Entry, load_catalog
-from errhints._verify import (
+from errhints._core.catalog import Entry, load_catalog
+from errhints._maintain.verify import (
     INDEX_FILE,
     RELEASE_MARKER,
     EntryReport,

@@ -27,7 +27,7 @@ import pytest
 
 import errhints
 from conftest import RunPy, child_env
-from errhints._notes import attach
+from errhints._core.notes import attach
 
 TESTS = Path(__file__).resolve().parent
 NOTE = "errhints: llamafactory.sglang-server-error"
@@ -481,12 +481,12 @@ owner, attr = {"excepthook": (sys, "excepthook"), "thread": (threading, "excepth
 setattr(owner, attr, recorder_of(getattr(owner, attr)))
 internal = {}
 if mode == "errhints":
-    import errhints._debug
+    import errhints._config
 
     def report(where, error):  # what ERRHINTS_DEBUG=1 would print, kept per case
         internal.setdefault(current.get("key"), []).append(where)
 
-    errhints._debug.report = report
+    errhints._config.report = report
     zoo.install()
 setattr(owner, attr, probe_then(getattr(owner, attr)))
 
@@ -635,7 +635,7 @@ def test_really_uncaught_in_the_main_thread(kind: str, run_py: RunPy, standins_d
 def test_logging_door(run_py: RunPy, standins_dir: Path, standins: Path) -> None:
     """``logger.exception`` on every case: the record is logged as without errhints (no
     '--- Logging error ---'), plus the note where one is due."""
-    pytest.importorskip("errhints._logging")
+    pytest.importorskip("errhints._doors.log_records")
     code = """
         import logging, sys, test_zoo as zoo
         logging.basicConfig(format="%(levelname)s %(message)s", stream=sys.stderr)

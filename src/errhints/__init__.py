@@ -6,7 +6,7 @@ catalog and heavy dependencies load on the first failure.
 """
 
 from ._api import annotate, annotating, explain, install, uninstall
-from ._ipython import load_ipython_extension, unload_ipython_extension
+from ._doors.ipython import load_ipython_extension, unload_ipython_extension
 from ._version import __version__
 
 __all__ = [

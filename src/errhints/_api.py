@@ -12,8 +12,8 @@ if TYPE_CHECKING:
     from types import TracebackType
     from typing import Any, TypeVar, overload
 
-    from ._match import Match
-    from ._render import Verbosity
+    from ._core.match import Match
+    from ._core.render import Verbosity
 
     F = TypeVar("F", bound=Callable[..., Any])
 
@@ -31,7 +31,7 @@ def explain(
     """
     if not isinstance(exc, BaseException):
         raise TypeError(f"explain() takes an exception, not {type(exc).__name__}")
-    from ._notes import explain_exception
+    from ._core.notes import explain_exception
 
     return explain_exception(exc, tuple(os.fspath(p) for p in catalog_paths))
 
@@ -47,28 +47,31 @@ def install(
     ``ERRHINTS=1`` is set in ``os.environ`` so Python processes started afterwards activate
     errhints themselves (through the start-up hook of the installed wheel).
     """
-    from . import _children, _hooks, _notes
+    from ._doors import children as _children
+    from ._doors import hooks as _hooks
+    from ._core import notes as _notes
 
     if verbosity is not None:
         _notes.set_default_verbosity(verbosity)
     _hooks.install_hooks()
     _children.install_children(propagate=children)
     if logging:
-        from ._logging import install_logging
+        from ._doors.log_records import install_logging
 
         install_logging()
 
 
 def uninstall() -> None:
     """Undo ``install()``: restore the hooks that were there before (when still ours)."""
-    from . import _children, _hooks
+    from ._doors import children as _children
+    from ._doors import hooks as _hooks
 
     _hooks.uninstall_hooks()
     _children.uninstall_children()
     import sys
 
-    if "errhints._logging" in sys.modules:
-        from ._logging import uninstall_logging
+    if "errhints._doors.log_records" in sys.modules:
+        from ._doors.log_records import uninstall_logging
 
         uninstall_logging()
 
@@ -88,7 +91,7 @@ def annotate(func: Any = None, /, *, verbosity: Verbosity | None = None) -> Any:
     The exception that leaves the call is the very same object, with one note added.
     """
     _check_verbosity(verbosity)
-    from ._annotate import make_decorator
+    from ._doors.annotate import make_decorator
 
     decorator = make_decorator(verbosity)
     if func is None:
@@ -118,7 +121,7 @@ class annotating:
         tb: TracebackType | None,
     ) -> None:
         if exc is not None and not isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
-            from ._notes import attach
+            from ._core.notes import attach
 
             attach(exc, self.verbosity)
         # Returning None never swallows: the same exception propagates.

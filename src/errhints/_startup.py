@@ -7,7 +7,7 @@ only then reach this module, so a process without ``ERRHINTS=1`` never imports e
 
 from __future__ import annotations
 
-from . import _debug
+from . import _config as _debug
 
 __all__ = ["ENV_VAR", "activate", "activated"]
 

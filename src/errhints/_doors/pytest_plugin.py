@@ -87,7 +87,7 @@ def pytest_runtest_makereport(
     if excinfo is not None and item.config.stash.get(_ENABLED, False):
         exc = excinfo.value
         if not isinstance(exc, _OUTCOMES):
-            from ._notes import attach
+            from .._core.notes import attach
 
             outcome = attach(exc, item.config.getoption("errhints_verbosity"))
             explained = outcome.note is not None or outcome.attached

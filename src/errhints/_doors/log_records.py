@@ -113,7 +113,7 @@ def installed() -> bool:
 
 def _report(where: str, error: BaseException) -> None:
     try:
-        from . import _debug
+        from .. import _config as _debug
 
         _debug.report(where, error)
     except Exception:
@@ -131,7 +131,7 @@ def _prepare(record: logging.LogRecord) -> None:
             if isinstance(exc, BaseException):
                 _local.busy = True
                 try:
-                    from ._notes import attach
+                    from .._core.notes import attach
 
                     attach(exc)
                 finally:
@@ -209,11 +209,11 @@ def _explain_text(message: str) -> str:
     """Scan the message for failures and render a note for each one the catalog explains."""
     _local.busy = True
     try:
-        from ._match import explain_facts
-        from ._notes import default_verbosity
-        from ._render import render_note
-        from ._scan import scan_text
-        from ._state import get_index
+        from .._core.match import explain_facts
+        from .._core.notes import default_verbosity
+        from .._core.render import render_note
+        from .._facts.scan import scan_text
+        from .._core.state import get_index
 
         index = get_index()
         notes: list[str] = []

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 
-from . import _debug
+from .. import _config as _debug
 
 TYPE_CHECKING = False  # typing and dataclasses stay out of install()'s import cost
 if TYPE_CHECKING:
-    from ._match import Match
-    from ._render import Verbosity
+    from .match import Match
+    from .render import Verbosity
 
 __all__ = ["Outcome", "attach", "explain_exception", "has_note", "set_default_verbosity"]
 
@@ -62,9 +62,9 @@ def has_note(exc: BaseException) -> bool:
 
 def explain_exception(exc: BaseException, extra_dirs: tuple[str, ...] = ()) -> list[Match]:
     """Facts from the live exception, matched against the (lazily loaded) catalog."""
-    from ._facts import facts_from_exception
-    from ._match import explain_facts
-    from ._state import get_index
+    from .._facts.live import facts_from_exception
+    from .match import explain_facts
+    from .state import get_index
 
     return explain_facts(facts_from_exception(exc), get_index(extra_dirs))
 
@@ -79,7 +79,7 @@ def attach(exc: BaseException, verbosity: Verbosity | None = None) -> Outcome:
         matches = explain_exception(exc)
         if not matches:
             return Outcome(None, False)
-        from ._render import render_note
+        from .render import render_note
 
         note = render_note(matches, verbosity or _default_verbosity)
     except Exception as err:

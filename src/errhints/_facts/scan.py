@@ -20,9 +20,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, AnyStr, Literal
 
-from ._bodies import embedded_errors
-from ._facts import MAX_CHAIN, MAX_FRAMES, ErrorFacts, Frame
-from ._paths import split_path
+from .bodies import embedded_errors
+from .model import MAX_CHAIN, MAX_FRAMES, ErrorFacts, Frame
+from .paths import split_path
 
 __all__ = [
     "MAX_LINE",

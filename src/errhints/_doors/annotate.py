@@ -13,8 +13,8 @@ from typing import Any
 
 import wrapt
 
-from ._notes import attach
-from ._render import Verbosity
+from .._core.notes import attach
+from .._core.render import Verbosity
 
 __all__ = ["make_decorator"]
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._template import Template, TemplateError, parse_template
+from .template import Template, TemplateError, parse_template
 
 __all__ = [
     "Catalog",
@@ -377,7 +377,7 @@ def builtin_catalog_dir() -> Any:
     packaged = importlib_resources.files("errhints").joinpath("catalog")
     if packaged.is_dir():
         return packaged
-    checkout = Path(__file__).resolve().parents[2] / "catalog"
+    checkout = Path(__file__).resolve().parents[3] / "catalog"
     return checkout
 
 

@@ -15,7 +15,7 @@ import os
 import sys
 import threading
 
-from . import _debug
+from .. import _config as _debug
 
 TYPE_CHECKING = False  # typing and collections.abc stay out of install()'s import cost
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ def _noting_run(run: Callable[[], Any], unattached: list[str]) -> Callable[[], A
         except BaseException as exc:
             if _active:
                 try:
-                    from ._notes import attach
+                    from .._core.notes import attach
 
                     outcome = attach(exc)
                     if outcome.note is not None and not outcome.attached:

@@ -50,7 +50,7 @@ def _exit_status(returncode: int) -> int:
 def _warn_without_startup_hook() -> None:
     """Say so when this environment lacks the start-up hook that ``ERRHINTS=1`` relies on."""
     try:
-        from ._doctor import startup_hook
+        from .doctor import startup_hook
 
         hook = startup_hook()
     except Exception:

@@ -11,8 +11,8 @@ import textwrap
 from collections.abc import Sequence
 from typing import Literal
 
-from ._catalog import Entry, Site
-from ._match import Match
+from .catalog import Entry, Site
+from .match import Match
 
 __all__ = ["NOTE_PREFIX", "Verbosity", "render_entry", "render_note", "source_url"]
 

@@ -61,11 +61,11 @@ class _Extension:
             if not isinstance(exc, BaseException):
                 return None
             self.last = exc
-            from ._notes import attach
+            from .._core.notes import attach
 
             return attach(exc)
         except Exception as err:
-            from . import _debug
+            from .. import _config as _debug
 
             _debug.report("the IPython extension", err)
             return None
@@ -79,7 +79,7 @@ class _Extension:
             if not isinstance(exc, BaseException) or exc is self.last:
                 return
             self.last = exc
-            from ._notes import attach, has_note
+            from .._core.notes import attach, has_note
 
             if has_note(exc):
                 return
@@ -87,7 +87,7 @@ class _Extension:
             if outcome.note is not None:
                 self._print(outcome.note)
         except Exception as err:
-            from . import _debug
+            from .. import _config as _debug
 
             _debug.report("the IPython extension", err)
 
@@ -99,7 +99,8 @@ class _Extension:
             pass
 
     def load(self) -> None:
-        from . import _api, _hooks
+        from .. import _api
+        from . import hooks as _hooks
 
         self.shell.showtraceback = self.showtraceback
         self.shell.events.register("post_run_cell", self.post_run_cell)
@@ -121,7 +122,7 @@ class _Extension:
         except ValueError:
             pass
         if self.installed_errhints:
-            from . import _api
+            from .. import _api
 
             _api.uninstall()
 

@@ -12,8 +12,8 @@ import os
 import sys
 import threading
 
-from . import _debug
-from ._notes import Outcome, attach
+from .. import _config as _debug
+from .._core.notes import Outcome, attach
 
 TYPE_CHECKING = False  # typing and collections.abc stay out of install()'s import cost
 if TYPE_CHECKING:

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ._catalog import Entry, load_catalog
-from ._template import Template
+from .._core.catalog import Entry, load_catalog
+from .._core.template import Template
 
 __all__ = [
     "CheckResult",

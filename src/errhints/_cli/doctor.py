@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ._version import __version__
+from .._version import __version__
 
 __all__ = ["PACKAGES", "STARTUP_FILES", "collect", "main", "render"]
 
@@ -85,24 +85,26 @@ def _pytest_plugin_registered() -> bool:
         eps = metadata.entry_points(group="pytest11")
     except Exception:
         return False
-    return any(ep.value == "errhints._pytest" for ep in eps)
+    return any(ep.value == "errhints._doors.pytest_plugin" for ep in eps)
 
 
 def doors() -> dict[str, Any]:
     """The integrations active in this process (and the environment children inherit)."""
-    from . import _children, _hooks, _startup
+    from .._doors import children as _children
+    from .._doors import hooks as _hooks
+    from .. import _startup
 
     logging_on = False
-    if "errhints._logging" in sys.modules:
+    if "errhints._doors.log_records" in sys.modules:
         try:
-            from ._logging import installed as logging_installed
+            from .._doors.log_records import installed as logging_installed
 
             logging_on = bool(logging_installed())
         except Exception:
             logging_on = False
     ipython_on = False
-    if "errhints._ipython" in sys.modules:
-        from ._ipython import loaded
+    if "errhints._doors.ipython" in sys.modules:
+        from .._doors.ipython import loaded
 
         ipython_on = loaded()
     return {
@@ -123,7 +125,7 @@ def _same_release(installed: str, release: str) -> bool:
 
 def coverage(catalog_paths: Sequence[str] = ()) -> dict[str, Any]:
     """Entries per package, the releases they were verified against, and what is installed."""
-    from ._catalog import load_catalog
+    from .._core.catalog import load_catalog
 
     catalog = load_catalog(catalog_paths)
     packages: dict[str, Any] = {}

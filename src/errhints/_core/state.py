@@ -11,7 +11,7 @@ import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ._match import Index
+    from .match import Index
 
 __all__ = ["get_index", "reset"]
 
@@ -29,7 +29,7 @@ if hasattr(os, "register_at_fork"):
 
 
 def _key(extra: tuple[str, ...]) -> tuple[str, ...]:
-    from ._catalog import ENV_CATALOG_PATH
+    from .catalog import ENV_CATALOG_PATH
 
     return (os.environ.get(ENV_CATALOG_PATH, ""), *extra)
 
@@ -43,8 +43,8 @@ def get_index(extra_dirs: tuple[str, ...] = ()) -> Index:
     with _lock:
         index = _indexes.get(key)
         if index is None:
-            from ._catalog import load_catalog
-            from ._match import build_index
+            from .catalog import load_catalog
+            from .match import build_index
 
             index = build_index(load_catalog(extra_dirs))
             _indexes[key] = index

@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import IO, Any, BinaryIO
 
-from ._render import Verbosity
+from .._core.render import Verbosity
 
 __all__ = ["explain_files"]
 
@@ -53,7 +53,7 @@ def _open(name: str) -> tuple[BinaryIO, int]:
 
 
 def _findings(names: Sequence[str], needles: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
-    from ._scan import scan_stream
+    from .._facts.scan import scan_stream
 
     for name in names:
         raw, size = _open(name)
@@ -77,9 +77,9 @@ def explain_files(
     colour: bool = False,
 ) -> int:
     """Scan ``names`` ('-' is stdin) and print each error found with its explanation."""
-    from ._match import explain_facts
-    from ._render import render_note
-    from ._state import get_index
+    from .._core.match import explain_facts
+    from .._core.render import render_note
+    from .._core.state import get_index
 
     for name in names:
         if name != "-" and not os.path.isfile(name):

@@ -14,9 +14,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from . import _debug
-from ._catalog import Catalog, ContextFrame, Entry, Site
-from ._facts import ErrorFacts, Frame
+from .. import _config as _debug
+from .catalog import Catalog, ContextFrame, Entry, Site
+from .._facts.model import ErrorFacts, Frame
 
 __all__ = ["Confidence", "Index", "Match", "build_index", "explain_facts"]
 
@@ -384,7 +384,7 @@ def _embedded_messages(message: str) -> list[str]:
     if "{" not in message:
         return []
     try:
-        from ._bodies import embedded_messages
+        from .._facts.bodies import embedded_messages
 
         return embedded_messages(message)
     except Exception as err:  # a broken body must not cost the outer match
@@ -396,7 +396,7 @@ def _facts_in_text(value: str) -> Iterable[ErrorFacts]:
     """A placeholder value as facts: tracebacks it contains, else the value as a message."""
     if "Traceback (most recent call last)" in value or "Error: " in value:
         try:
-            from ._scan import scan_text
+            from .._facts.scan import scan_text
 
             found = [finding.facts for finding in scan_text(value)]
         except Exception as err:  # a bad embedded traceback must not cost the outer match

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import IO, Any
 
-from ._version import __version__
+from .._version import __version__
 
 __all__ = ["main"]
 
@@ -27,7 +27,7 @@ def _bold(text: str, colour: bool) -> str:
 
 
 def _catalog(paths: Sequence[str]) -> Any:
-    from ._state import get_index
+    from .._core.state import get_index
 
     return get_index(tuple(paths)).catalog
 
@@ -47,7 +47,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from ._render import render_entry
+    from .._core.render import render_entry
 
     catalog = _catalog(args.catalog)
     entry = catalog.get(args.id)
@@ -90,7 +90,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from ._explain_text import explain_files
+    from .explain import explain_files
 
     return explain_files(
         args.files or ["-"],
@@ -102,19 +102,19 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def cmd_catalog(args: argparse.Namespace) -> int:
-    from ._verify import main as verify_main
+    from .._maintain.verify import main as verify_main
 
     return verify_main(args.rest)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from ._run import run_command
+    from .run import run_command
 
     return run_command(args.cmd, verbosity=args.verbosity, catalog_dirs=args.catalog)
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from ._doctor import main as doctor_main
+    from .doctor import main as doctor_main
 
     return doctor_main(as_json=args.json, catalog_paths=tuple(args.catalog))
 
