@@ -52,6 +52,7 @@ def test_explain_json_shape() -> None:
         "function": "MemoryPoolConfig.__post_init__",
         "release": "0.5.23",
         "line": best["sites"][0]["line"],
+        "releases": {"first": "0.5.23", "last": "0.5.23"},
     }
 
 
@@ -89,9 +90,9 @@ def test_list_json_has_the_documented_fields() -> None:
     entries = json.loads(proc.stdout)
     assert len(entries) >= 150
     for entry in entries:
-        assert {"id", "title", "package", "exception", "template", "sites"} <= set(entry)
+        assert {"id", "title", "package", "exception", "template", "sites", "releases"} <= set(entry)
         for site in entry["sites"]:
-            assert set(site) == {"path", "function", "release", "line"}
+            assert set(site) == {"path", "function", "release", "line", "releases"}
     assert any("context" in e for e in entries)
     only = json.loads(errhints("list", "--package", "llamafactory", "--json").stdout)
     assert only and {e["package"] for e in only} == {"llamafactory"}

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .releases import ReleaseRange, parse_range
 from .template import Template, TemplateError, parse_template
 
 __all__ = [
@@ -49,12 +50,22 @@ _EXTERNAL_RE = re.compile(r"^[A-Za-z0-9_.-]+:\S+$")
 
 @dataclass(frozen=True, slots=True)
 class Site:
-    """Where a release raises the entry's message: package-relative path and qualname."""
+    """Where the entry's message is raised: package-relative path and qualname, and when.
+
+    ``releases`` is the entry's range unless the site names a narrower one (a message that
+    moved to another function between releases has one site per place). ``line`` is a hint
+    for the last release of that range, never the key.
+    """
 
     path: str
     function: str
-    release: str
+    releases: ReleaseRange
     line: int | None = None
+
+    @property
+    def release(self) -> str:
+        """The newest release at which this site was verified (the one ``line`` is for)."""
+        return self.releases.last
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +85,7 @@ class Entry:
     title: str
     exceptions: tuple[str, ...]
     template: Template
-    release: str
+    releases: ReleaseRange
     meaning: str
     causes: tuple[str, ...]
     fixes: tuple[str, ...]
@@ -95,6 +106,11 @@ class Entry:
             short = frozenset(name.rpartition(".")[2] for name in self.exceptions)
             object.__setattr__(self, "exception_short_names", short)
 
+    @property
+    def release(self) -> str:
+        """The newest release the entry was verified against."""
+        return self.releases.last
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready view, the shape of ``errhints list --json``."""
         data: dict[str, Any] = {
@@ -105,10 +121,8 @@ class Entry:
             "template": self.template.source,
             "kind": self.kind,
             "release": self.release,
-            "sites": [
-                {"path": s.path, "function": s.function, "release": s.release, "line": s.line}
-                for s in self.sites
-            ],
+            "releases": self.releases.to_dict(),
+            "sites": [site_dict(s) for s in self.sites],
             "meaning": self.meaning,
             "causes": list(self.causes),
             "fixes": list(self.fixes),
@@ -126,6 +140,17 @@ class Entry:
         if self.example:
             data["example"] = self.example
         return data
+
+
+def site_dict(site: Site) -> dict[str, Any]:
+    """A site as JSON: path, function, its newest release, line and release range."""
+    return {
+        "path": site.path,
+        "function": site.function,
+        "release": site.release,
+        "line": site.line,
+        "releases": site.releases.to_dict(),
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +196,14 @@ def _str_list(data: Mapping[str, Any], key: str, *, required: bool = False) -> t
     return tuple(value)
 
 
-def _sites(data: Mapping[str, Any]) -> tuple[Site, ...]:
+def _range(value: object, where: str) -> ReleaseRange:
+    try:
+        return parse_range(value)
+    except ValueError as err:
+        raise _Invalid(where, str(err)) from None
+
+
+def _sites(data: Mapping[str, Any], releases: ReleaseRange) -> tuple[Site, ...]:
     raw = data.get("sites", [])
     if not isinstance(raw, list):
         raise _Invalid("sites", "must be a list of tables")
@@ -183,17 +215,19 @@ def _sites(data: Mapping[str, Any]) -> tuple[Site, ...]:
         unknown = set(item) - {"path", "function", "release", "line"}
         if unknown:
             raise _Invalid(where, f"unknown keys {sorted(unknown)}")
-        path, function, release = item.get("path"), item.get("function"), item.get("release")
-        for name, value in (("path", path), ("function", function), ("release", release)):
+        path, function = item.get("path"), item.get("function")
+        for name, value in (("path", path), ("function", function)):
             if not isinstance(value, str) or not value:
                 raise _Invalid(f"{where}.{name}", "must be a non-empty string")
-        assert isinstance(path, str) and isinstance(function, str) and isinstance(release, str)
+        assert isinstance(path, str) and isinstance(function, str)
+        own = item.get("release")
+        site_range = releases if own is None else _range(own, f"{where}.release")
         if path.startswith("/") or not path.endswith(".py"):
             raise _Invalid(f"{where}.path", f"must be package-relative and end in .py: {path!r}")
         line = item.get("line")
         if line is not None and (not isinstance(line, int) or isinstance(line, bool) or line < 1):
             raise _Invalid(f"{where}.line", "must be a positive integer")
-        sites.append(Site(path=path, function=function, release=release, line=line))
+        sites.append(Site(path=path, function=function, releases=site_range, line=line))
     return tuple(sites)
 
 
@@ -279,7 +313,10 @@ def entry_from_mapping(
     for ref in references:
         if not ref.startswith("https://"):
             raise _Invalid("references", f"{ref!r} must be an https URL")
-    sites = _sites(data)
+    if "release" not in data:
+        raise _Invalid("release", "is required")
+    releases = _range(data["release"], "release")
+    sites = _sites(data, releases)
     context = _context(data)
     if not sites and not context and not template.literal_rich:
         raise _Invalid("template", "has too little literal text to match without a site or context")
@@ -289,7 +326,7 @@ def entry_from_mapping(
         title=title,
         exceptions=exceptions,
         template=template,
-        release=_str(data, "release") or "",
+        releases=releases,
         meaning=_str(data, "meaning") or "",
         causes=_str_list(data, "causes", required=True),
         fixes=_str_list(data, "fixes", required=True),

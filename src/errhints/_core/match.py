@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from .. import _config as _debug
-from .catalog import Catalog, ContextFrame, Entry, Site
+from .catalog import Catalog, ContextFrame, Entry, Site, site_dict
 from .._facts.model import ErrorFacts, Frame
 
 __all__ = ["Confidence", "Index", "Match", "build_index", "explain_facts"]
@@ -85,10 +85,7 @@ class Match:
             "confidence": self.confidence,
             "via": self.via,
             "embedded": self.embedded,
-            "sites": [
-                {"path": s.path, "function": s.function, "release": s.release, "line": s.line}
-                for s in self.entry.sites
-            ],
+            "sites": [site_dict(s) for s in self.entry.sites],
         }
 
 
