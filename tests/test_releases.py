@@ -9,13 +9,8 @@ import pytest
 
 from errhints._core.catalog import Entry, load_catalog
 from errhints._core.template import parse_template
-from errhints._maintain.verify import (
-    ReleaseUnavailable,
-    VerifyReport,
-    fetch_release,
-    needed_releases,
-    verify_catalog,
-)
+from errhints._maintain.releases import ReleaseUnavailable, fetch_release
+from errhints._maintain.verify import VerifyReport, needed_releases, verify_catalog
 
 pytestmark = pytest.mark.releases
 

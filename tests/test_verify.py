@@ -14,15 +14,17 @@ from typing import Any
 import pytest
 
 from errhints._core.catalog import Entry, load_catalog
-from errhints._maintain.verify import (
-    INDEX_FILE,
+from errhints._maintain.releases import (
     RELEASE_MARKER,
-    EntryReport,
     ReleaseUnavailable,
-    VerifyReport,
     cached_release,
     default_cache_dir,
     fetch_release,
+)
+from errhints._maintain.verify import (
+    INDEX_FILE,
+    EntryReport,
+    VerifyReport,
     main,
     needed_releases,
     verify_catalog,

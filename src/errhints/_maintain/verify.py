@@ -12,19 +12,15 @@ from __future__ import annotations
 
 import argparse
 import ast
-import atexit
 import difflib
 import json
 import os
 import re
-import shutil
 import string
-import subprocess
 import sys
 import tempfile
 import time
 import warnings
-import zipfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,37 +28,32 @@ from typing import Any, Literal
 
 from .._core.catalog import Entry, load_catalog
 from .._core.template import Template
+from .releases import (
+    RELEASE_MARKER,
+    ReleaseKey,
+    check_release_name,
+    default_cache_dir,
+    fetch_releases,
+    top_level,
+)
 
 __all__ = [
     "CheckResult",
     "EntryReport",
     "ReleaseIndex",
-    "ReleaseUnavailable",
     "VerifyReport",
     "build_index",
-    "cached_release",
-    "default_cache_dir",
-    "fetch_release",
-    "fetch_releases",
     "main",
     "needed_releases",
     "verify_catalog",
 ]
 
-ENV_CACHE_DIR = "ERRHINTS_CACHE_DIR"
-#: The Python version ``pip download`` asks wheels for (sglang publishes cp311 wheels).
-PIP_PYTHON_VERSION = "3.11"
-#: Written into a release directory that :func:`fetch_release` created (so errhints owns it).
-RELEASE_MARKER = ".errhints-release.json"
 INDEX_FORMAT = 1
 INDEX_FILE = f".errhints-index-v{INDEX_FORMAT}.json"
 
 Status = Literal["ok", "failed", "skipped"]
 Category = Literal["in-package", "context", "other"]
-ReleaseKey = tuple[str, str]
 
-_PACKAGE_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
-_VERSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+!_-]*$")
 _HOLE = "\x00"  # a dynamic part of a built string (a placeholder's value)
 _SEP = "\x01"  # between two separately built strings
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -77,204 +68,6 @@ _ENV_WORD_RE = re.compile(r"(?<![\w])([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?![\w])")
 _UPPER_RE = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 _MAX_MATCHES = 64
 _MAX_INDEXED_STRING = 200
-
-
-# --------------------------------------------------------------------------------------------
-# Fetching releases
-# --------------------------------------------------------------------------------------------
-
-
-class ReleaseUnavailable(Exception):
-    """A release's source could not be fetched; ``reason`` says why (pip's last error)."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-def default_cache_dir() -> Path | None:
-    """Where releases are cached: ``ERRHINTS_CACHE_DIR``, XDG, ``~/.cache``; ``None`` if off."""
-    value = os.environ.get(ENV_CACHE_DIR, "").strip()
-    if value.lower() == "off":
-        return None
-    if value:
-        return Path(value).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
-    if xdg and Path(xdg).is_absolute():
-        return Path(xdg) / "errhints"
-    return Path.home() / ".cache" / "errhints"
-
-
-_session_dir: Path | None = None
-
-
-def _session_cache_dir() -> Path:
-    """A temporary cache for this process only (``ERRHINTS_CACHE_DIR=off``), removed at exit."""
-    global _session_dir
-    if _session_dir is None:
-        _session_dir = Path(tempfile.mkdtemp(prefix="errhints-releases-"))
-        atexit.register(shutil.rmtree, str(_session_dir), ignore_errors=True)
-    return _session_dir
-
-
-def _top_level(package: str) -> str:
-    """The import directory of a distribution (``llama-factory`` -> ``llama_factory``)."""
-    return package.replace("-", "_").replace(".", "_").lower()
-
-
-def _check_release_name(package: str, version: str) -> None:
-    """Refuse names that could escape the cache directory or inject pip options."""
-    if not _PACKAGE_RE.match(package):
-        raise ValueError(f"not a package name: {package!r}")
-    if not _VERSION_RE.match(version):
-        raise ValueError(f"not a version: {version!r}")
-
-
-def _release_path(package: str, version: str, cache_dir: Path) -> Path:
-    """The directory a fetched release is unpacked into."""
-    return cache_dir / "releases" / f"{package}-{version}"
-
-
-def cached_release(package: str, version: str, cache_dir: Path | None = None) -> Path | None:
-    """The cached source directory of a release, or ``None`` when it is not cached yet."""
-    _check_release_name(package, version)
-    root = cache_dir if cache_dir is not None else default_cache_dir()
-    if root is None:
-        return None
-    target = _release_path(package, version, root)
-    return target if (target / _top_level(package)).is_dir() else None
-
-
-def _last_error_line(output: str) -> str:
-    """pip's last ``ERROR:`` line (else its last line), the part worth showing a user."""
-    lines = [line.strip() for line in output.splitlines() if line.strip()]
-    errors = [line for line in lines if line.startswith("ERROR:")]
-    if errors:
-        return errors[-1]
-    return lines[-1] if lines else "no output"
-
-
-def _pip_download(package: str, version: str, dest: Path) -> Path:
-    """Run ``pip download`` for one wheel of ``package==version`` into ``dest``."""
-    cmd = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--only-binary=:all:",
-        "--python-version",
-        PIP_PYTHON_VERSION,
-        "--disable-pip-version-check",
-        "--no-input",
-        f"{package}=={version}",
-        "-d",
-        str(dest),
-    ]
-    try:
-        proc = subprocess.run(
-            cmd, capture_output=True, text=True, encoding="utf-8", errors="replace", check=False
-        )
-    except OSError as err:
-        raise ReleaseUnavailable(f"cannot run pip for {package}=={version}: {err}") from None
-    if proc.returncode != 0:
-        line = _last_error_line(proc.stderr or proc.stdout or "")
-        raise ReleaseUnavailable(f"pip download {package}=={version} failed: {line}")
-    wheels = sorted(dest.glob("*.whl"))
-    if not wheels:
-        raise ReleaseUnavailable(f"pip download {package}=={version} produced no wheel")
-    return wheels[0]
-
-
-def _unpack(wheel: Path, top: str, dest: Path) -> int:
-    """Extract the ``.py`` files of ``top/`` and the wheel's METADATA; return the file count."""
-    count = 0
-    try:
-        with zipfile.ZipFile(wheel) as archive:
-            for info in archive.infolist():
-                parts = info.filename.split("/")
-                if info.is_dir() or "\\" in info.filename:
-                    continue
-                if any(part in ("", ".", "..") for part in parts):
-                    continue
-                is_source = parts[0] == top and parts[-1].endswith(".py")
-                is_metadata = (
-                    len(parts) == 2 and parts[0].endswith(".dist-info") and parts[1] == "METADATA"
-                )
-                if not (is_source or is_metadata):
-                    continue
-                out = dest.joinpath(*parts)
-                out.parent.mkdir(parents=True, exist_ok=True)
-                with archive.open(info) as src, open(out, "wb") as dst:
-                    shutil.copyfileobj(src, dst)
-                count += is_source
-    except (zipfile.BadZipFile, OSError) as err:
-        raise ReleaseUnavailable(f"cannot unpack {wheel.name}: {err}") from None
-    if not count:
-        raise ReleaseUnavailable(f"{wheel.name} holds no '{top}/' source files")
-    return count
-
-
-def fetch_release(package: str, version: str, cache_dir: Path | None = None) -> Path:
-    """Return a directory holding ``package``'s source as released; download it once.
-
-    The wheel comes from ``pip download --no-deps --only-binary=:all:``; only the package's
-    ``.py`` files and the wheel's METADATA are unpacked, into
-    ``<cache_dir>/releases/<package>-<version>/``. A cached release never runs pip.
-    ``cache_dir=None`` takes :func:`default_cache_dir` (a per-process temporary directory
-    when that is off). Raises :class:`ReleaseUnavailable` when pip fails (offline, no such
-    version) and ``ValueError`` for a malformed name.
-    """
-    _check_release_name(package, version)
-    root = cache_dir if cache_dir is not None else (default_cache_dir() or _session_cache_dir())
-    target = _release_path(package, version, root)
-    top = _top_level(package)
-    if (target / top).is_dir():
-        return target
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        work = Path(tempfile.mkdtemp(prefix=f".{package}-{version}-", dir=target.parent))
-    except OSError as err:
-        raise ReleaseUnavailable(f"cannot write the cache {target.parent}: {err}") from None
-    try:
-        (work / "download").mkdir()
-        wheel = _pip_download(package, version, work / "download")
-        staged = work / "tree"
-        files = _unpack(wheel, top, staged)
-        marker = {"package": package, "version": version, "wheel": wheel.name, "files": files}
-        (staged / RELEASE_MARKER).write_text(json.dumps(marker), encoding="utf-8")
-        if target.exists() and not (target / top).is_dir():
-            shutil.rmtree(target, ignore_errors=True)  # a broken earlier attempt
-        try:
-            os.rename(staged, target)
-        except OSError:
-            if not (target / top).is_dir():  # not merely a concurrent fetch that won the race
-                raise
-    except OSError as err:
-        raise ReleaseUnavailable(f"cannot store {package}=={version} in {root}: {err}") from None
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return target
-
-
-def fetch_releases(
-    keys: Iterable[ReleaseKey],
-    cache_dir: Path | None = None,
-    *,
-    progress: Callable[[str], None] | None = None,
-) -> tuple[dict[ReleaseKey, Path | None], dict[ReleaseKey, str]]:
-    """Fetch several releases; return their directories (``None`` if not fetched) and reasons."""
-    paths: dict[ReleaseKey, Path | None] = {}
-    reasons: dict[ReleaseKey, str] = {}
-    for package, version in keys:
-        if progress and cached_release(package, version, cache_dir) is None:
-            progress(f"downloading {package}=={version} (once; cached afterwards)")
-        try:
-            paths[package, version] = fetch_release(package, version, cache_dir)
-        except ReleaseUnavailable as err:
-            paths[package, version] = None
-            reasons[package, version] = err.reason
-    return paths, reasons
 
 
 # --------------------------------------------------------------------------------------------
@@ -842,7 +635,7 @@ class _Release:
     @property
     def root_package(self) -> str:
         """The import name of the release's package."""
-        return _top_level(self.package)
+        return top_level(self.package)
 
     def index(self, progress: Callable[[str], None] | None = None) -> ReleaseIndex:
         """The mention index: read from the release's cache file, else built (and saved)."""
@@ -1262,7 +1055,7 @@ def needed_releases(
             continue
         keys.add((entry.package, entry.release))
         for site in entry.sites:
-            if _site_package(site.path) == _top_level(entry.package):
+            if _site_package(site.path) == top_level(entry.package):
                 keys.add((entry.package, site.release))
     return sorted(keys)
 
@@ -1295,8 +1088,8 @@ class _Verifier:
         if path is None:
             reason = self.reasons.get(key)
             return f"{label} is not available" + (f": {reason}" if reason else "")
-        if not (path / _top_level(package)).is_dir():
-            return f"{label} at {path} has no {_top_level(package)}/ directory"
+        if not (path / top_level(package)).is_dir():
+            return f"{label} at {path} has no {top_level(package)}/ directory"
         self.loaded[key] = _Release(package, version, path)
         return self.loaded[key]
 
@@ -1308,7 +1101,7 @@ class _Verifier:
         for frame in entry.context:
             subject = f"{frame.path}:{frame.function}" if frame.function else frame.path
             frame_pkg = _site_package(frame.path)
-            if frame_pkg != _top_level(entry.package):
+            if frame_pkg != top_level(entry.package):
                 why = f"frame is in {frame_pkg}, not in {entry.package}: not checked"
                 checks.append(CheckResult("context", subject, "", "skipped", why))
                 continue
@@ -1348,7 +1141,7 @@ class _Verifier:
 
     def _sites(self, entry: Entry, version: str) -> list[CheckResult]:
         """Site checks: each at its own release, or all against a chosen release."""
-        top = _top_level(entry.package)
+        top = top_level(entry.package)
         out: list[CheckResult] = []
         if entry.package not in self.target:
             for site in entry.sites:
@@ -1475,7 +1268,7 @@ def _parse_targets(specs: Sequence[str]) -> dict[str, str]:
         package, version = package.strip(), version.strip()
         if not sep or not package or not version:
             raise ValueError(f"--release wants PKG==VERSION, got {spec!r}")
-        _check_release_name(package, version)
+        check_release_name(package, version)
         if package in targets and targets[package] != version:
             raise ValueError(f"--release names {package} twice")
         targets[package] = version
