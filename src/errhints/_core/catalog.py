@@ -22,6 +22,7 @@ __all__ = [
     "CatalogProblem",
     "ContextFrame",
     "Entry",
+    "Evidence",
     "Site",
     "builtin_catalog_dir",
     "load_catalog",
@@ -42,7 +43,17 @@ _REQUIRED = (
     "causes",
     "fixes",
 )
-_OPTIONAL = ("kind", "origin", "related", "example", "references", "sites", "context", "mentions")
+_OPTIONAL = (
+    "kind",
+    "origin",
+    "related",
+    "example",
+    "evidence",
+    "references",
+    "sites",
+    "context",
+    "mentions",
+)
 FIELDS = frozenset(_REQUIRED + _OPTIONAL)
 MENTION_KINDS = ("flags", "keys", "env", "external")
 _EXTERNAL_RE = re.compile(r"^[A-Za-z0-9_.-]+:\S+$")
@@ -77,6 +88,18 @@ class ContextFrame:
 
 
 @dataclass(frozen=True, slots=True)
+class Evidence:
+    """A real message this entry explains, verbatim, and where it was seen.
+
+    ``source`` is the public report's URL, or ``cpu: <package> <release>`` when the message
+    was produced by running the released code.
+    """
+
+    message: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
 class Entry:
     """One catalog entry, validated."""
 
@@ -93,6 +116,7 @@ class Entry:
     origin: str | None = None
     related: tuple[str, ...] = ()
     example: str | None = None
+    evidence: tuple[Evidence, ...] = ()
     references: tuple[str, ...] = ()
     sites: tuple[Site, ...] = ()
     context: tuple[ContextFrame, ...] = ()
@@ -139,6 +163,8 @@ class Entry:
             data["mentions"] = {k: list(v) for k, v in self.mentions.items()}
         if self.example:
             data["example"] = self.example
+        if self.evidence:
+            data["evidence"] = [{"message": e.message, "source": e.source} for e in self.evidence]
         return data
 
 
@@ -229,6 +255,24 @@ def _sites(data: Mapping[str, Any], releases: ReleaseRange) -> tuple[Site, ...]:
             raise _Invalid(f"{where}.line", "must be a positive integer")
         sites.append(Site(path=path, function=function, releases=site_range, line=line))
     return tuple(sites)
+
+
+def _evidence(data: Mapping[str, Any]) -> tuple[Evidence, ...]:
+    raw = data.get("evidence", [])
+    if not isinstance(raw, list):
+        raise _Invalid("evidence", "must be a list of tables {message, source}")
+    out = []
+    for i, item in enumerate(raw):
+        where = f"evidence[{i}]"
+        if not isinstance(item, dict) or set(item) != {"message", "source"}:
+            raise _Invalid(where, "must be a table with 'message' and 'source'")
+        message, source = item["message"], item["source"]
+        if not isinstance(message, str) or not message.strip():
+            raise _Invalid(f"{where}.message", "must be a non-empty string")
+        if not isinstance(source, str) or not source.startswith(("https://", "cpu: ")):
+            raise _Invalid(f"{where}.source", "must be an https URL or 'cpu: <package> <release>'")
+        out.append(Evidence(message=message, source=source))
+    return tuple(out)
 
 
 def _context(data: Mapping[str, Any]) -> tuple[ContextFrame, ...]:
@@ -334,6 +378,7 @@ def entry_from_mapping(
         origin=_str(data, "origin", required=False),
         related=related,
         example=_str(data, "example", required=False),
+        evidence=_evidence(data),
         references=references,
         sites=sites,
         context=context,

@@ -1245,6 +1245,13 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         help="verify PKG's entries against this release instead of their pinned one (repeatable)",
     )
+    verify.add_argument(
+        "--id",
+        action="append",
+        metavar="PATTERN",
+        default=[],
+        help="only the entries whose id matches this shell pattern (repeatable)",
+    )
     verify.add_argument("--json", action="store_true", help="print the report as JSON")
     verify.add_argument(
         "--offline-ok",
@@ -1255,9 +1262,13 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _load(args: argparse.Namespace) -> tuple[list[Entry], list[str]]:
-    """Entries and load problems of the catalog the options name."""
+    """Entries and load problems of the catalog the options name (``--id`` narrows them)."""
+    import fnmatch
+
     catalog = load_catalog(args.catalog, builtin=not args.no_builtin)
-    return list(catalog), [str(p) for p in catalog.problems]
+    patterns = getattr(args, "id", None) or ["*"]
+    entries = [e for e in catalog if any(fnmatch.fnmatchcase(e.id, p) for p in patterns)]
+    return entries, [str(p) for p in catalog.problems]
 
 
 def _parse_targets(specs: Sequence[str]) -> dict[str, str]:
