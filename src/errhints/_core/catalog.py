@@ -56,6 +56,8 @@ _OPTIONAL = (
 )
 FIELDS = frozenset(_REQUIRED + _OPTIONAL)
 MENTION_KINDS = ("flags", "keys", "env", "external")
+#: How an evidence message was obtained: a public report, the released code run, a filled template.
+EVIDENCE_SOURCES = ("https://", "cpu: ", "filled: ")
 _EXTERNAL_RE = re.compile(r"^[A-Za-z0-9_.-]+:\S+$")
 
 
@@ -91,8 +93,9 @@ class ContextFrame:
 class Evidence:
     """A real message this entry explains, verbatim, and where it was seen.
 
-    ``source`` is the public report's URL, or ``cpu: <package> <release>`` when the message
-    was produced by running the released code.
+    ``source`` is the public report's URL; ``cpu: <package> <release>`` when the message was
+    produced by running the released code; ``filled: <package> <release>`` when it was built
+    by filling the template with values the code path can produce (the weakest proof).
     """
 
     message: str
@@ -269,8 +272,11 @@ def _evidence(data: Mapping[str, Any]) -> tuple[Evidence, ...]:
         message, source = item["message"], item["source"]
         if not isinstance(message, str) or not message.strip():
             raise _Invalid(f"{where}.message", "must be a non-empty string")
-        if not isinstance(source, str) or not source.startswith(("https://", "cpu: ")):
-            raise _Invalid(f"{where}.source", "must be an https URL or 'cpu: <package> <release>'")
+        if not isinstance(source, str) or not source.startswith(EVIDENCE_SOURCES):
+            raise _Invalid(
+                f"{where}.source",
+                "must be an https URL, 'cpu: <package> <release>' or 'filled: <package> <release>'",
+            )
         out.append(Evidence(message=message, source=source))
     return tuple(out)
 
