@@ -155,12 +155,12 @@ def test_multiprocessing_is_patched_lazily_and_restored(run_py: RunPy) -> None:
     proc = run_py(
         """
         import sys
-        import errhints, errhints._doors.children as ch
+        import errhints, errhints._doors.processes as mp
         errhints.install()
         assert "multiprocessing" not in sys.modules
-        assert ch.multiprocessing_state() == "waiting"
+        assert mp.state() == "waiting"
         import multiprocessing.process as mpp
-        assert ch.multiprocessing_state() == "patched"
+        assert mp.state() == "patched"
         assert type(mpp.__loader__).__name__ == "SourceFileLoader", mpp.__loader__
         assert mpp.__spec__.loader is mpp.__loader__
         assert mpp.BaseProcess._bootstrap.__wrapped__ is not None
@@ -168,7 +168,7 @@ def test_multiprocessing_is_patched_lazily_and_restored(run_py: RunPy) -> None:
         original = mpp.BaseProcess._bootstrap.__wrapped__
         errhints.uninstall()
         assert mpp.BaseProcess._bootstrap is original
-        assert ch.multiprocessing_state() == "off"
+        assert mp.state() == "off"
         errhints.install(); errhints.install()
         assert mpp.BaseProcess._bootstrap.__wrapped__ is original
         errhints.uninstall()

@@ -90,7 +90,9 @@ def test_list_json_has_the_documented_fields() -> None:
     entries = json.loads(proc.stdout)
     assert len(entries) >= 150
     for entry in entries:
-        assert {"id", "title", "package", "exception", "template", "sites", "releases"} <= set(entry)
+        assert {"id", "title", "package", "exception", "template", "sites", "releases"} <= set(
+            entry
+        )
         for site in entry["sites"]:
             assert set(site) == {"path", "function", "release", "line", "releases"}
     assert any("context" in e for e in entries)

@@ -399,12 +399,12 @@ import warnings
 warnings.simplefilter("ignore", DeprecationWarning)
 errhints.install(children=False)
 errhints.explain(caught())
-import errhints._doors.children, errhints._doors.hooks, errhints._doors.log_records
+import errhints._doors.processes, errhints._doors.environment, errhints._doors.hooks, errhints._doors.log_records
 locks = {}
 for name, module in sorted(sys.modules.items()):
     if name.startswith("errhints"):
         for attr, value in vars(module).items():
-            if type(value).__name__ in ("lock", "RLock", "_RLock"):
+            if type(value).__name__ in ("lock", "RLock", "_RLock", "ForkSafeLock"):
                 locks[f"{name}.{attr}"] = value
 
 

@@ -26,12 +26,21 @@ def doctor(standins_dir: Path, *args: str, **env: str) -> subprocess.CompletedPr
     )
 
 
+def release_text(value: str | dict[str, str]) -> str:
+    """A catalog ``release`` as doctor prints it: ``0.5.23`` or ``0.4.6 to 0.5.23``."""
+    if isinstance(value, str) or value["first"] == value["last"]:
+        return value if isinstance(value, str) else value["last"]
+    return f"{value['first']} to {value['last']}"
+
+
 def catalog_releases() -> dict[str, tuple[int, list[str]]]:
     """Per package: number of catalog files and the releases they name, read from the repo."""
     out: dict[str, tuple[int, list[str]]] = {}
     for package_dir in sorted(p for p in (ROOT / "catalog").iterdir() if p.is_dir()):
         files = sorted(package_dir.glob("*.toml"))
-        releases = sorted({tomllib.loads(f.read_text(encoding="utf-8"))["release"] for f in files})
+        releases = sorted(
+            {release_text(tomllib.loads(f.read_text(encoding="utf-8"))["release"]) for f in files}
+        )
         out[package_dir.name] = (len(files), releases)
     return out
 
@@ -60,11 +69,13 @@ def test_json_report_has_versions_doors_and_catalog(standins_dir: Path) -> None:
         "hooks",
         "logging",
         "multiprocessing",
-        "children",
+        "environment",
+        "annotate",
         "ipython",
+        "pytest",
         "pytest_plugin",
     }
-    assert report["doors"]["hooks"] is False and report["doors"]["children"] is False
+    assert report["doors"]["hooks"] == "off" and report["doors"]["environment"] == "off"
     assert report["doors"]["pytest_plugin"] is True
     for package, (count, releases) in catalog_releases().items():
         info = report["catalog"]["packages"][package]
@@ -88,7 +99,7 @@ def test_text_report_names_every_section(standins_dir: Path) -> None:
         "interpreter hooks",
         "logging",
         "multiprocessing",
-        "children",
+        "environment",
         "start-up hook",
         "pytest plugin",
         "IPython",
@@ -96,7 +107,7 @@ def test_text_report_names_every_section(standins_dir: Path) -> None:
         assert text in out
 
 
-@pytest.mark.parametrize(("version", "status"), [("0.4.0", "differs"), ("0.5.23", "verified")])
+@pytest.mark.parametrize(("version", "status"), [("0.3.0", "differs"), ("0.5.23", "verified")])
 def test_warns_when_the_installed_release_differs_from_the_catalog(
     standins_dir: Path, tmp_path: Path, version: str, status: str
 ) -> None:
@@ -136,7 +147,7 @@ def test_doors_opened_in_a_process_are_reported(run_py: RunPy) -> None:
         """
     )
     d = json.loads(proc.stdout)
-    assert d["hooks"] and d["logging"] and d["children"] and d["ipython"], proc.stderr
+    assert d["hooks"] == d["logging"] == d["environment"] == d["ipython"] == "on", proc.stderr
     assert d["multiprocessing"] in ("waiting", "patched")
     assert d["activated_at_startup"] is False
 
@@ -148,7 +159,7 @@ def test_startup_hook_detection(run_py: RunPy, tmp_path: Path) -> None:
     proc = run_py(
         f"""
         import shutil, sys
-        from errhints._cli.doctor import startup_hook
+        from errhints._doors.environment import startup_hook
         site_dir = {str(site_dir)!r}
         print(startup_hook([site_dir])["installed"])
         for name in ("errhints-startup.pth", "errhints-startup.start", "_errhints_startup.py"):
@@ -183,5 +194,6 @@ def test_doctor_in_an_installed_wheel_sees_the_startup_hook(
             str(wenv.site_packages / "errhints-startup.pth")
         ]
         assert report["doors"]["activated_at_startup"] is active
-        assert report["doors"]["hooks"] is active and report["doors"]["logging"] is active
+        on = "on" if active else "off"
+        assert report["doors"]["hooks"] == on and report["doors"]["logging"] == on
         assert not any("start-up hook" in w for w in report["warnings"])

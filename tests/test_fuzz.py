@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 from errhints._core.template import Template, TemplateError, parse_template
 
 try:
-    from errhints._facts import scan as _scan
+    import errhints._facts as _scan
 except ImportError:  # the scanner is written separately; its properties wait for it
     _scan = None  # type: ignore[assignment]
 
-needs_scan = pytest.mark.skipif(_scan is None, reason="errhints._facts.scan does not exist yet")
+needs_scan = pytest.mark.skipif(_scan is None, reason="errhints._facts does not exist yet")
 
 #: Any character, lone surrogates and NUL included.
 ANY_CHAR = st.characters(exclude_categories=())

@@ -9,8 +9,8 @@ import pytest
 
 import errhints
 from errhints._core.catalog import load_catalog
-from errhints._facts.model import ErrorFacts, Frame
 from errhints._core.match import build_index, explain_facts
+from errhints._facts.model import ErrorFacts, Frame
 from standins import CONTEXT_BODY
 
 ENTRY = """

@@ -44,7 +44,10 @@ def test_wheel_contains_the_catalog_bundle_and_type_marker(installed: WheelEnv) 
     assert set(bundle) == in_repo
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     text = zipfile.ZipFile(installed.wheel).read(entry_points).decode()
-    assert "errhints = errhints._cli:main" in text and "errhints = errhints._doors.pytest_plugin" in text
+    assert (
+        "errhints = errhints._cli:main" in text
+        and "errhints = errhints._doors.pytest_plugin" in text
+    )
 
 
 @pytest.mark.slow

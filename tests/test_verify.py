@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from errhints._cli import main as cli_main
 from errhints._core.catalog import Entry, load_catalog
 from errhints._maintain.releases import (
     RELEASE_MARKER,
@@ -25,10 +26,18 @@ from errhints._maintain.verify import (
     INDEX_FILE,
     EntryReport,
     VerifyReport,
-    main,
     needed_releases,
     verify_catalog,
 )
+
+
+def main(argv: list[str]) -> int:
+    """``errhints catalog ARGV...`` as the command line runs it; the exit status."""
+    try:
+        return cli_main(["catalog", *argv])
+    except SystemExit as exc:  # argparse's usage errors
+        return exc.code if isinstance(exc.code, int) else 2
+
 
 X_PY = '''\
 """A module of a fake sglang release."""
@@ -40,6 +49,7 @@ from dataclasses import dataclass
 from sglang.srt.consts import HINT_MSG
 
 logger = logging.getLogger(__name__)
+
 
 
 class Scheduler:

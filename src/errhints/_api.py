@@ -12,8 +12,8 @@ if TYPE_CHECKING:
     from types import TracebackType
     from typing import Any, TypeVar, overload
 
+    from ._config import Verbosity
     from ._core.match import Match
-    from ._core.render import Verbosity
 
     F = TypeVar("F", bound=Callable[..., Any])
 
@@ -47,33 +47,22 @@ def install(
     ``ERRHINTS=1`` is set in ``os.environ`` so Python processes started afterwards activate
     errhints themselves (through the start-up hook of the installed wheel).
     """
-    from ._doors import children as _children
-    from ._doors import hooks as _hooks
-    from ._core import notes as _notes
+    from ._config import check_verbosity
+
+    check_verbosity(verbosity)
+    from ._core.notes import set_default_verbosity
+    from ._doors import install_process_doors
 
     if verbosity is not None:
-        _notes.set_default_verbosity(verbosity)
-    _hooks.install_hooks()
-    _children.install_children(propagate=children)
-    if logging:
-        from ._doors.log_records import install_logging
-
-        install_logging()
+        set_default_verbosity(verbosity)
+    install_process_doors(logging=logging, children=children)
 
 
 def uninstall() -> None:
     """Undo ``install()``: restore the hooks that were there before (when still ours)."""
-    from ._doors import children as _children
-    from ._doors import hooks as _hooks
+    from ._doors import uninstall_process_doors
 
-    _hooks.uninstall_hooks()
-    _children.uninstall_children()
-    import sys
-
-    if "errhints._doors.log_records" in sys.modules:
-        from ._doors.log_records import uninstall_logging
-
-        uninstall_logging()
+    uninstall_process_doors()
 
 
 if TYPE_CHECKING:
@@ -90,7 +79,9 @@ def annotate(func: Any = None, /, *, verbosity: Verbosity | None = None) -> Any:
     Use bare (``@errhints.annotate``) or with options (``@errhints.annotate(verbosity="full")``).
     The exception that leaves the call is the very same object, with one note added.
     """
-    _check_verbosity(verbosity)
+    from ._config import check_verbosity
+
+    check_verbosity(verbosity)
     from ._doors.annotate import make_decorator
 
     decorator = make_decorator(verbosity)
@@ -99,16 +90,13 @@ def annotate(func: Any = None, /, *, verbosity: Verbosity | None = None) -> Any:
     return decorator(func)
 
 
-def _check_verbosity(verbosity: object) -> None:
-    if verbosity not in (None, "short", "full"):
-        raise ValueError(f"verbosity must be 'short' or 'full', not {verbosity!r}")
-
-
 class annotating:
     """``with errhints.annotating():`` notes an exception leaving the block, then re-raises it."""
 
     def __init__(self, *, verbosity: Verbosity | None = None) -> None:
-        _check_verbosity(verbosity)
+        from ._config import check_verbosity
+
+        check_verbosity(verbosity)
         self.verbosity: Verbosity | None = verbosity
 
     def __enter__(self) -> None:
@@ -120,8 +108,8 @@ class annotating:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if exc is not None and not isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+        if exc is not None:
             from ._core.notes import attach
 
-            attach(exc, self.verbosity)
+            attach(exc, self.verbosity)  # leaves control flow (SystemExit, ...) alone
         # Returning None never swallows: the same exception propagates.

@@ -7,7 +7,7 @@ only then reach this module, so a process without ``ERRHINTS=1`` never imports e
 
 from __future__ import annotations
 
-from . import _config as _debug
+from . import _config
 
 __all__ = ["ENV_VAR", "activate", "activated"]
 
@@ -28,7 +28,7 @@ def activate() -> None:
         install()
         _activated = True
     except Exception as err:
-        _debug.report("the ERRHINTS=1 start-up hook", err)
+        _config.report("the ERRHINTS=1 start-up hook", err)
 
 
 def activated() -> bool:

@@ -9,24 +9,20 @@ the installed release differs.
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import site
+import argparse
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .._doors.environment import startup_hook
+from .._packages import PROJECTS
 from .._version import __version__
+from .common import Subparsers, add_catalog_option, print_json
 
-__all__ = ["PACKAGES", "STARTUP_FILES", "collect", "main", "render"]
+__all__ = ["PACKAGES", "add_parser", "collect", "render"]
 
-PACKAGES = ("sglang", "llamafactory")
-#: The start-up hook files the wheel puts at the root of site-packages.
-STARTUP_FILES = ("errhints-startup.pth", "errhints-startup.start", "_errhints_startup.py")
-#: First Python that runs ``.start`` entry points instead of ``.pth`` import lines (PEP 829).
-START_FILES_SINCE = (3, 15)
+PACKAGES = tuple(project.name for project in PROJECTS)
 
 
 def installed_version(distribution: str) -> str | None:
@@ -41,43 +37,6 @@ def installed_version(distribution: str) -> str | None:
         return None
 
 
-def _site_dirs() -> list[str]:
-    """Every site-packages directory this interpreter processes ``.pth`` files in."""
-    dirs: list[str] = []
-    with contextlib.suppress(Exception):
-        dirs.extend(site.getsitepackages())
-    with contextlib.suppress(Exception):
-        if site.ENABLE_USER_SITE:
-            dirs.append(site.getusersitepackages())
-    seen: set[str] = set()
-    unique = []
-    for d in dirs:
-        key = os.path.normcase(os.path.abspath(d))
-        if key not in seen:
-            seen.add(key)
-            unique.append(d)
-    return unique
-
-
-def startup_hook(site_dirs: Iterable[str] | None = None) -> dict[str, Any]:
-    """Where the start-up hook files are, and which of them this Python uses."""
-    found: dict[str, list[str]] = {name: [] for name in STARTUP_FILES}
-    for directory in _site_dirs() if site_dirs is None else site_dirs:
-        for name in STARTUP_FILES:
-            path = Path(directory) / name
-            if path.is_file():
-                found[name].append(str(path))
-    uses = ".start" if sys.version_info >= START_FILES_SINCE else ".pth"
-    used_file = "errhints-startup.start" if uses == ".start" else "errhints-startup.pth"
-    installed = bool(found[used_file]) and bool(found["_errhints_startup.py"])
-    return {
-        "installed": installed,
-        "uses": used_file,
-        "site_dirs": list(_site_dirs() if site_dirs is None else site_dirs),
-        "files": found,
-    }
-
-
 def _pytest_plugin_registered() -> bool:
     from importlib import metadata
 
@@ -89,38 +48,15 @@ def _pytest_plugin_registered() -> bool:
 
 
 def doors() -> dict[str, Any]:
-    """The integrations active in this process (and the environment children inherit)."""
-    from .._doors import children as _children
-    from .._doors import hooks as _hooks
+    """Each door's state in this process, how it was activated, and the pytest plugin."""
     from .. import _startup
+    from .._doors import states
 
-    logging_on = False
-    if "errhints._doors.log_records" in sys.modules:
-        try:
-            from .._doors.log_records import installed as logging_installed
-
-            logging_on = bool(logging_installed())
-        except Exception:
-            logging_on = False
-    ipython_on = False
-    if "errhints._doors.ipython" in sys.modules:
-        from .._doors.ipython import loaded
-
-        ipython_on = loaded()
     return {
-        "hooks": _hooks.installed(),
-        "logging": logging_on,
-        "multiprocessing": _children.multiprocessing_state(),
-        "children": os.environ.get("ERRHINTS") == "1",
+        **states(),
         "activated_at_startup": _startup.activated(),
-        "ipython": ipython_on,
         "pytest_plugin": _pytest_plugin_registered(),
     }
-
-
-def _same_release(installed: str, release: str) -> bool:
-    """Whether an installed version is the catalogued release (a local ``+label`` aside)."""
-    return installed.split("+", 1)[0] == release
 
 
 def coverage(catalog_paths: Sequence[str] = ()) -> dict[str, Any]:
@@ -132,13 +68,13 @@ def coverage(catalog_paths: Sequence[str] = ()) -> dict[str, Any]:
     names = sorted({*PACKAGES, *(entry.package for entry in catalog)})
     for name in names:
         entries = [entry for entry in catalog if entry.package == name]
-        releases = sorted({entry.release for entry in entries if entry.release})
+        releases = sorted({str(entry.releases) for entry in entries})
         installed = installed_version(name)
         if installed is None:
             status = "not installed"
         elif not releases:
             status = "no entries"
-        elif any(_same_release(installed, r) for r in releases):
+        elif any(installed.split("+", 1)[0] in entry.releases for entry in entries):
             status = "verified"
         else:
             status = "differs"
@@ -197,10 +133,6 @@ def collect(catalog_paths: Sequence[str] = ()) -> dict[str, Any]:
     }
 
 
-def _on(value: bool) -> str:
-    return "on" if value else "off"
-
-
 def render(report: dict[str, Any]) -> str:
     """The report as text for a terminal."""
     lines: list[str] = []
@@ -221,11 +153,12 @@ def render(report: dict[str, Any]) -> str:
     hook = report["startup_hook"]
     lines.append("Doors in this process")
     rows = [
-        ("interpreter hooks", _on(d["hooks"]), "errhints.install()"),
-        ("logging", _on(d["logging"]), "error records carrying a traceback"),
+        ("interpreter hooks", d["hooks"], "errhints.install()"),
+        ("logging", d["logging"], "error records carrying a traceback"),
         ("multiprocessing", d["multiprocessing"], "exceptions escaping Process.run"),
-        ("children", _on(d["children"]), "ERRHINTS=1 in the environment of new processes"),
-        ("IPython", _on(d["ipython"]), "%load_ext errhints"),
+        ("environment", d["environment"], "ERRHINTS=1 in the environment of new processes"),
+        ("annotate", d["annotate"], "@errhints.annotate"),
+        ("IPython", d["ipython"], "%load_ext errhints"),
         (
             "start-up hook",
             "installed" if hook["installed"] else "missing",
@@ -250,12 +183,21 @@ def render(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(*, as_json: bool = False, catalog_paths: Sequence[str] = ()) -> int:
+def _cmd_doctor(args: argparse.Namespace) -> int:
     """Print the report (text or JSON); always 0: warnings are advice, not failures."""
-    report = collect(catalog_paths)
-    if as_json:
-        json.dump(report, sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+    report = collect(tuple(args.catalog))
+    if args.json:
+        print_json(report)
     else:
         print(render(report))
     return 0
+
+
+def add_parser(sub: Subparsers) -> None:
+    """``errhints doctor [--json]``."""
+    p = sub.add_parser(
+        "doctor", help="show versions, active integrations and the catalog's coverage"
+    )
+    add_catalog_option(p)
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=_cmd_doctor)

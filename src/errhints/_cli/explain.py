@@ -6,16 +6,20 @@ traceback, not by the file. On a terminal, a progress line shows for big files.
 
 from __future__ import annotations
 
-import json
+import argparse
 import os
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from typing import IO, Any, BinaryIO
+from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
-from .._core.render import Verbosity
+from .common import Subparsers, add_catalog_option, print_json, use_colour
 
-__all__ = ["explain_files"]
+if TYPE_CHECKING:
+    from .._config import Verbosity
+    from .._core.pipeline import Explained
+
+__all__ = ["add_parser", "explain_files"]
 
 #: Files larger than this get a progress line on a terminal.
 PROGRESS_MIN_BYTES = 32 * 1024 * 1024
@@ -52,8 +56,8 @@ def _open(name: str) -> tuple[BinaryIO, int]:
     return handle, os.fstat(handle.fileno()).st_size
 
 
-def _findings(names: Sequence[str], needles: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
-    from .._facts.scan import scan_stream
+def _explained(names: Sequence[str], index: Any) -> Iterator[tuple[str, Explained]]:
+    from .._core.pipeline import explain_stream
 
     for name in names:
         raw, size = _open(name)
@@ -61,8 +65,8 @@ def _findings(names: Sequence[str], needles: tuple[str, ...]) -> Iterator[tuple[
             reader: Any = raw
             if size >= PROGRESS_MIN_BYTES and sys.stderr.isatty():
                 reader = _Progress(raw, size, name, sys.stderr)
-            for finding in scan_stream(reader, needles=needles):
-                yield name, finding
+            for explained in explain_stream(reader, index):
+                yield name, explained
         finally:
             if raw is not sys.stdin.buffer:
                 raw.close()
@@ -77,7 +81,6 @@ def explain_files(
     colour: bool = False,
 ) -> int:
     """Scan ``names`` ('-' is stdin) and print each error found with its explanation."""
-    from .._core.match import explain_facts
     from .._core.render import render_note
     from .._core.state import get_index
 
@@ -88,8 +91,8 @@ def explain_files(
     index = get_index(catalog_paths)
     explained = 0
     records: list[dict[str, Any]] = []
-    for name, finding in _findings(names, index.log_needles):
-        matches = explain_facts(finding.facts, index)
+    for name, result in _explained(names, index):
+        finding, matches = result.finding, result.matches
         if matches:
             explained += 1
         facts = finding.facts
@@ -119,8 +122,27 @@ def explain_files(
             print("  (not in the catalog)")
         print()
     if as_json:
-        json.dump({"findings": records}, sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        print_json({"findings": records})
     elif not explained:
         print("errhints: nothing explained", file=sys.stderr)
     return 0 if explained else 1
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    return explain_files(
+        args.files or ["-"],
+        as_json=args.json,
+        verbosity=args.verbosity,
+        catalog_paths=tuple(args.catalog),
+        colour=use_colour(sys.stdout),
+    )
+
+
+def add_parser(sub: Subparsers) -> None:
+    """``errhints explain [FILE...] [--json] [--verbosity short|full]``."""
+    p = sub.add_parser("explain", help="explain the errors in logs, tracebacks or error bodies")
+    add_catalog_option(p)
+    p.add_argument("files", nargs="*", metavar="FILE", help="files to read; '-' or none: stdin")
+    p.add_argument("--json", action="store_true", help="print findings as JSON")
+    p.add_argument("--verbosity", choices=("short", "full"), default="short")
+    p.set_defaults(func=_cmd_explain)

@@ -9,6 +9,7 @@ errhints ignores them while waiting; SIGTERM and SIGHUP sent to errhints are for
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import shutil
@@ -19,7 +20,10 @@ from collections.abc import Sequence
 from types import FrameType
 from typing import Any
 
-__all__ = ["child_environment", "run_command"]
+from .._config import ENV_CATALOG_PATH, ENV_ENABLE, ENV_VERBOSITY
+from .common import Subparsers, add_catalog_option
+
+__all__ = ["add_parser", "child_environment", "run_command"]
 
 _FORWARDED = ("SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2")
 _IGNORED = ("SIGINT", "SIGQUIT")
@@ -33,12 +37,12 @@ def child_environment(
 ) -> dict[str, str]:
     """The command's environment: ``base`` (``os.environ``) plus ``ERRHINTS=1`` and options."""
     env = dict(os.environ if base is None else base)
-    env["ERRHINTS"] = "1"
+    env[ENV_ENABLE] = "1"
     if verbosity is not None:
-        env["ERRHINTS_VERBOSITY"] = verbosity
+        env[ENV_VERBOSITY] = verbosity
     if catalog_dirs:
-        existing = [p for p in env.get("ERRHINTS_CATALOG_PATH", "").split(os.pathsep) if p]
-        env["ERRHINTS_CATALOG_PATH"] = os.pathsep.join([*existing, *catalog_dirs])
+        existing = [p for p in env.get(ENV_CATALOG_PATH, "").split(os.pathsep) if p]
+        env[ENV_CATALOG_PATH] = os.pathsep.join([*existing, *catalog_dirs])
     return env
 
 
@@ -50,7 +54,7 @@ def _exit_status(returncode: int) -> int:
 def _warn_without_startup_hook() -> None:
     """Say so when this environment lacks the start-up hook that ``ERRHINTS=1`` relies on."""
     try:
-        from .doctor import startup_hook
+        from .._doors.environment import startup_hook
 
         hook = startup_hook()
     except Exception:
@@ -133,3 +137,28 @@ def run_command(
             with contextlib.suppress(OSError, ValueError):
                 signal.signal(signum, handler)
     return _exit_status(returncode)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    return run_command(args.cmd, verbosity=args.verbosity, catalog_dirs=args.catalog)
+
+
+def add_parser(sub: Subparsers) -> None:
+    """``errhints run [--verbosity V] [--catalog DIR] -- CMD [ARGS...]``."""
+    p = sub.add_parser(
+        "run", help="run a command with errhints active in every Python process it starts"
+    )
+    add_catalog_option(p)
+    p.add_argument(
+        "--verbosity",
+        choices=("short", "full"),
+        default=None,
+        help="set ERRHINTS_VERBOSITY for the command",
+    )
+    p.add_argument(
+        "cmd",
+        nargs=argparse.REMAINDER,
+        metavar="-- CMD [ARGS...]",
+        help="the command; its exit status is errhints' (killed by signal N: 128+N)",
+    )
+    p.set_defaults(func=_cmd_run)

@@ -14,9 +14,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .. import _config as _debug
-from .catalog import Catalog, ContextFrame, Entry, Site, site_dict
+from .. import _config
 from .._facts.model import ErrorFacts, Frame
+from .catalog import Catalog, ContextFrame, Entry, Site, site_dict
 
 __all__ = ["Confidence", "Index", "Match", "build_index", "explain_facts"]
 
@@ -385,7 +385,7 @@ def _embedded_messages(message: str) -> list[str]:
 
         return embedded_messages(message)
     except Exception as err:  # a broken body must not cost the outer match
-        _debug.report("reading an embedded error body", err)
+        _config.report("reading an embedded error body", err)
         return []
 
 
@@ -393,11 +393,11 @@ def _facts_in_text(value: str) -> Iterable[ErrorFacts]:
     """A placeholder value as facts: tracebacks it contains, else the value as a message."""
     if "Traceback (most recent call last)" in value or "Error: " in value:
         try:
-            from .._facts.scan import scan_text
+            from .._facts.scanner import scan_text
 
             found = [finding.facts for finding in scan_text(value)]
         except Exception as err:  # a bad embedded traceback must not cost the outer match
-            _debug.report("reading an embedded traceback", err)
+            _config.report("reading an embedded traceback", err)
             found = []
         if found:
             return found

@@ -7,32 +7,37 @@ stay as they were. When ``add_note`` itself fails (a frozen dataclass exception,
 
 from __future__ import annotations
 
-import os
-
-from .. import _config as _debug
+from .._config import NOTE_PREFIX, PASS_THROUGH, check_verbosity, guard, verbosity_from_env
 
 TYPE_CHECKING = False  # typing and dataclasses stay out of install()'s import cost
 if TYPE_CHECKING:
+    from .._config import Verbosity
     from .match import Match
-    from .render import Verbosity
 
-__all__ = ["Outcome", "attach", "explain_exception", "has_note", "set_default_verbosity"]
+__all__ = [
+    "Outcome",
+    "attach",
+    "default_verbosity",
+    "explain_exception",
+    "has_note",
+    "set_default_verbosity",
+]
 
-NOTE_PREFIX = "errhints:"  # same as _render.NOTE_PREFIX, kept here so checking stays import-free
-_default_verbosity: Verbosity = (
-    "full" if os.environ.get("ERRHINTS_VERBOSITY") == "full" else "short"
-)
+_default_verbosity: Verbosity | None = None  # None: ERRHINTS_VERBOSITY, read on first use
 
 
 def set_default_verbosity(verbosity: Verbosity) -> None:
     """The verbosity used when a door is not given one."""
     global _default_verbosity
-    if verbosity not in ("short", "full"):
-        raise ValueError(f"verbosity must be 'short' or 'full', not {verbosity!r}")
+    check_verbosity(verbosity)
     _default_verbosity = verbosity
 
 
 def default_verbosity() -> Verbosity:
+    """What :func:`set_default_verbosity` set, else ``ERRHINTS_VERBOSITY``, else short."""
+    global _default_verbosity
+    if _default_verbosity is None:
+        _default_verbosity = verbosity_from_env()
     return _default_verbosity
 
 
@@ -70,9 +75,14 @@ def explain_exception(exc: BaseException, extra_dirs: tuple[str, ...] = ()) -> l
 
 
 def attach(exc: BaseException, verbosity: Verbosity | None = None) -> Outcome:
-    """Explain ``exc`` and add the note; never raises, never adds a second errhints note."""
-    try:
-        if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+    """Explain ``exc`` and add the note; never raises, never adds a second errhints note.
+
+    Control flow (``KeyboardInterrupt``, ``SystemExit``, ``StopIteration``, ...) passes
+    through untouched.
+    """
+    note = None
+    with guard("explaining an exception"):
+        if isinstance(exc, PASS_THROUGH):
             return Outcome(None, False)
         if has_note(exc):
             return Outcome(None, True)
@@ -81,13 +91,10 @@ def attach(exc: BaseException, verbosity: Verbosity | None = None) -> Outcome:
             return Outcome(None, False)
         from .render import render_note
 
-        note = render_note(matches, verbosity or _default_verbosity)
-    except Exception as err:
-        _debug.report("explaining an exception", err)
+        note = render_note(matches, verbosity or default_verbosity())
+    if note is None:
         return Outcome(None, False)
-    try:
+    with guard("adding a note"):
         exc.add_note(note)
-    except Exception as err:
-        _debug.report("adding a note", err)
-        return Outcome(note, False)
-    return Outcome(note, True)
+        return Outcome(note, True)
+    return Outcome(note, False)

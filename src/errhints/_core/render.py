@@ -9,35 +9,26 @@ from __future__ import annotations
 import re
 import textwrap
 from collections.abc import Sequence
-from typing import Literal
 
+from .._config import NOTE_PREFIX, Verbosity
+from .._packages import project_named
 from .catalog import Entry, Site
 from .match import Match
 
-__all__ = ["NOTE_PREFIX", "Verbosity", "render_entry", "render_note", "source_url"]
+__all__ = ["render_entry", "render_note", "source_url"]
 
-NOTE_PREFIX = "errhints:"
-Verbosity = Literal["short", "full"]
 WIDTH = 88
 SHORT_MEANING_LINES = 3
 SHORT_FIXES = 2
-
-#: Where each package's released source lives, to link the verified raise site.
-_REPOS = {
-    "sglang": ("https://github.com/sgl-project/sglang", "python/"),
-    "llamafactory": ("https://github.com/hiyouga/LlamaFactory", "src/"),
-}
 
 
 def source_url(entry: Entry, site: Site | None = None) -> str | None:
     """The GitHub line of the verified release where the entry's message is raised."""
     site = site or (entry.sites[0] if entry.sites else None)
-    repo = _REPOS.get(entry.package)
-    if site is None or repo is None:
+    project = project_named(entry.package)
+    if site is None or project is None:
         return None
-    base, prefix = repo
-    anchor = f"#L{site.line}" if site.line else ""
-    return f"{base}/blob/v{site.release}/{prefix}{site.path}{anchor}"
+    return project.source_url(site.release, site.path, site.line)
 
 
 def _wrap(text: str, indent: str) -> list[str]:

@@ -7,30 +7,20 @@ others wait for it. A child forked while another thread held the lock gets a fre
 from __future__ import annotations
 
 import os
-import threading
 from typing import TYPE_CHECKING
+
+from .._config import ENV_CATALOG_PATH, ForkSafeLock
 
 if TYPE_CHECKING:
     from .match import Index
 
 __all__ = ["get_index", "reset"]
 
-_lock = threading.Lock()
+_lock = ForkSafeLock(reentrant=False)
 _indexes: dict[tuple[str, ...], Index] = {}
 
 
-def _reinit_lock() -> None:
-    global _lock
-    _lock = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reinit_lock)
-
-
 def _key(extra: tuple[str, ...]) -> tuple[str, ...]:
-    from .catalog import ENV_CATALOG_PATH
-
     return (os.environ.get(ENV_CATALOG_PATH, ""), *extra)
 
 

@@ -1,8 +1,11 @@
-"""``@annotate`` (built on wrapt) and ``annotating()``: note exceptions as they leave a call.
+"""The decorator door: ``@annotate`` (built on wrapt) notes exceptions as they leave a call.
 
 The wrapper re-raises the very same exception object; it only adds the note. Generators and
 async generators are wrapped so that exceptions raised while iterating are noted too, with
-``send``/``throw``/``close`` passed through.
+``send``/``throw``/``close`` passed through. The door is on from the first decorated
+callable; ``uninstall()`` makes every wrapper pass exceptions through unnoted until
+``install()``. ``errhints.install()``/``uninstall()`` leave it alone: a decorator is the
+user's explicit choice for that callable.
 """
 
 from __future__ import annotations
@@ -14,14 +17,39 @@ from typing import Any
 import wrapt
 
 from .._core.notes import attach
-from .._core.render import Verbosity
 
-__all__ = ["make_decorator"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .._config import Verbosity
+
+__all__ = ["NAME", "install", "make_decorator", "state", "uninstall"]
+
+#: The door's one-word name, as ``errhints doctor`` shows it.
+NAME = "annotate"
+_enabled = True
+_decorated = 0  # callables decorated in this process
+
+
+def install() -> None:
+    """Let every ``@annotate`` wrapper note exceptions again (the default)."""
+    global _enabled
+    _enabled = True
+
+
+def uninstall() -> None:
+    """Make every ``@annotate`` wrapper pass exceptions through without a note."""
+    global _enabled
+    _enabled = False
+
+
+def state() -> str:
+    """``"on"`` once a callable is decorated (while enabled), else ``"off"``."""
+    return "on" if _enabled and _decorated else "off"
 
 
 def _note(exc: BaseException, verbosity: Verbosity | None) -> None:
-    if not isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit, StopIteration)):
-        attach(exc, verbosity)
+    if _enabled:
+        attach(exc, verbosity)  # leaves control flow (StopIteration, ...) alone
 
 
 def _wrap_generator(
@@ -114,6 +142,8 @@ def make_decorator(verbosity: Verbosity | None = None) -> Callable[[Any], Any]:
         return wrapper
 
     def choose(func: Any) -> Any:
+        global _decorated
+        _decorated += 1
         target = func.__func__ if isinstance(func, (classmethod, staticmethod)) else func
         if inspect.isasyncgenfunction(target):
             return _Annotated(func, iterator_wrapper(_wrap_async_generator))

@@ -8,11 +8,10 @@ but passes everything through untouched.
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 
-from .. import _config as _debug
+from .._config import ForkSafeLock, guard, print_unattached
 from .._core.notes import Outcome, attach
 
 TYPE_CHECKING = False  # typing and collections.abc stay out of install()'s import cost
@@ -22,40 +21,27 @@ if TYPE_CHECKING:
     from types import TracebackType
     from typing import Any
 
-__all__ = ["install_hooks", "installed", "uninstall_hooks"]
+__all__ = ["NAME", "install", "state", "uninstall"]
 
-_lock = threading.RLock()
+#: The door's one-word name, as ``errhints doctor`` shows it.
+NAME = "hooks"
+
+_lock = ForkSafeLock()
 _hooks: dict[str, Any] = {}
-
-
-def _reinit_lock() -> None:
-    """A child forked while another thread held the lock must not inherit it held."""
-    global _lock
-    _lock = threading.RLock()
-
-
-if hasattr(os, "register_at_fork"):  # not on Windows
-    os.register_at_fork(after_in_child=_reinit_lock)
 
 
 def _print_fallback(outcome: Outcome | None) -> None:
     """When the note could not be attached, show it after the traceback instead."""
-    if outcome is None or outcome.note is None or outcome.attached:
-        return
-    try:
-        sys.stderr.write(outcome.note + "\n")
-    except Exception as err:
-        _debug.report("printing a note", err)
+    if outcome is not None and not outcome.attached:
+        print_unattached(outcome.note)
 
 
 def _safe_attach(exc: object) -> Outcome | None:
     if not isinstance(exc, BaseException):
         return None
-    try:
+    with guard("a hook"):  # attach never raises; this guards against the impossible
         return attach(exc)
-    except BaseException as err:  # attach never raises; this guards against the impossible
-        _debug.report("a hook", err)
-        return None
+    return None
 
 
 class _Hook:
@@ -95,21 +81,19 @@ class _UnraisableHook(_Hook):
 
 def _asyncio_filter(record: logging.LogRecord) -> bool:
     """Note the exception of an asyncio error record ("Task exception was never retrieved")."""
-    try:
+    with guard("the asyncio log filter"):
         exc_info = record.exc_info
         if exc_info and isinstance(exc_info, tuple) and len(exc_info) == 3:
             _safe_attach(exc_info[1])
-    except BaseException as err:
-        _debug.report("the asyncio log filter", err)
     return True
 
 
-def installed() -> bool:
-    """Whether ``install()`` is in effect."""
-    return bool(_hooks)
+def state() -> str:
+    """``"on"`` while our hooks are installed, else ``"off"``."""
+    return "on" if _hooks else "off"
 
 
-def install_hooks() -> None:
+def install() -> None:
     """Put our hooks in front of the current ones (no-op when already installed)."""
     with _lock:
         if _hooks:
@@ -126,7 +110,7 @@ def install_hooks() -> None:
         _hooks.update(excepthook=excepthook, threading=threading_hook, unraisable=unraisable_hook)
 
 
-def uninstall_hooks() -> None:
+def uninstall() -> None:
     """Restore what was there before, without clobbering hooks installed after ours."""
     with _lock:
         if not _hooks:

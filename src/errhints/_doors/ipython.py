@@ -1,4 +1,4 @@
-"""IPython and Jupyter: ``%load_ext errhints`` explains the errors of cells.
+"""The IPython door: ``%load_ext errhints`` explains the errors of cells (IPython, Jupyter).
 
 IPython catches a cell's exception itself and never calls ``sys.excepthook``. The
 extension wraps the shell's ``showtraceback`` (the one place every traceback display goes
@@ -16,12 +16,24 @@ from __future__ import annotations
 
 import sys
 
+from .._config import guard, print_unattached
+
 # Imported by ``import errhints``: nothing here may cost import time (no typing, no IPython).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["load_ipython_extension", "loaded", "unload_ipython_extension"]
+__all__ = [
+    "NAME",
+    "install",
+    "load_ipython_extension",
+    "state",
+    "uninstall",
+    "unload_ipython_extension",
+]
+
+#: The door's one-word name, as ``errhints doctor`` shows it.
+NAME = "ipython"
 
 _loaded: dict[int, _Extension] = {}  # by id(shell); IPython loads extensions on its main thread
 
@@ -42,8 +54,8 @@ class _Extension:
         def showtraceback(exc_tuple: Any = None, *args: Any, **kwargs: Any) -> Any:
             outcome = self._note(exc_tuple) if self.active else None
             result = self.previous(exc_tuple, *args, **kwargs)
-            if outcome is not None and outcome.note is not None and not outcome.attached:
-                self._print(outcome.note)
+            if outcome is not None and not outcome.attached:
+                print_unattached(outcome.note)
             return result
 
         self.showtraceback = showtraceback
@@ -51,7 +63,7 @@ class _Extension:
 
     def _note(self, exc_tuple: Any) -> Any:
         """Attach the note to the exception about to be shown; never raises."""
-        try:
+        with guard("the IPython extension"):
             if exc_tuple is not None:
                 exc = exc_tuple[1]
             else:
@@ -64,17 +76,13 @@ class _Extension:
             from .._core.notes import attach
 
             return attach(exc)
-        except Exception as err:
-            from .. import _config as _debug
-
-            _debug.report("the IPython extension", err)
-            return None
+        return None
 
     def _post_run_cell(self, result: Any) -> None:
         """A cell error no traceback display saw (a custom handler printed its own): explain it."""
         if not self.active:
             return
-        try:
+        with guard("the IPython extension"):
             exc = getattr(result, "error_in_exec", None)
             if not isinstance(exc, BaseException) or exc is self.last:
                 return
@@ -84,28 +92,15 @@ class _Extension:
             if has_note(exc):
                 return
             outcome = attach(exc)
-            if outcome.note is not None:
-                self._print(outcome.note)
-        except Exception as err:
-            from .. import _config as _debug
-
-            _debug.report("the IPython extension", err)
-
-    @staticmethod
-    def _print(note: str) -> None:
-        try:  # noqa: SIM105 - contextlib would cost import time
-            print(note, file=sys.stderr)
-        except Exception:
-            pass
+            print_unattached(outcome.note)
 
     def load(self) -> None:
-        from .. import _api
-        from . import hooks as _hooks
+        from . import door, install_process_doors
 
         self.shell.showtraceback = self.showtraceback
         self.shell.events.register("post_run_cell", self.post_run_cell)
-        if not _hooks.installed():
-            _api.install()
+        if door("hooks").state() != "on":
+            install_process_doors()
             self.installed_errhints = True
 
     def unload(self) -> None:
@@ -122,9 +117,9 @@ class _Extension:
         except ValueError:
             pass
         if self.installed_errhints:
-            from .. import _api
+            from . import uninstall_process_doors
 
-            _api.uninstall()
+            uninstall_process_doors()
 
 
 def load_ipython_extension(ipython: Any) -> None:
@@ -143,6 +138,26 @@ def unload_ipython_extension(ipython: Any) -> None:
         extension.unload()
 
 
-def loaded() -> bool:
-    """Whether the extension is loaded in some shell of this process."""
-    return bool(_loaded)
+def state() -> str:
+    """``"on"`` while the extension is loaded in some shell of this process, else ``"off"``."""
+    return "on" if _loaded else "off"
+
+
+def install() -> None:
+    """Load the extension into the running IPython shell, if there is one."""
+    shell = _running_shell()
+    if shell is not None:
+        load_ipython_extension(shell)
+
+
+def uninstall() -> None:
+    """Unload the extension from every shell it was loaded into."""
+    for extension in list(_loaded.values()):
+        unload_ipython_extension(extension.shell)
+
+
+def _running_shell() -> Any:
+    """The running IPython shell, found without importing IPython; ``None`` outside one."""
+    module = sys.modules.get("IPython")
+    get = getattr(module, "get_ipython", None) if module is not None else None
+    return get() if get is not None else None

@@ -1,4 +1,4 @@
-"""Explain failures that reach the logs: error records that carry a traceback.
+"""The logging door: explain failures that reach the logs, error records with a traceback.
 
 SGLang's scheduler logs ``logger.error(f"Scheduler hit an exception: {traceback.format_exc()}")``:
 the traceback is only text inside the message. errhints wraps the log record factory, so it
@@ -18,16 +18,20 @@ from __future__ import annotations
 
 import copyreg
 import logging
-import os
 import threading
 import weakref
+
+from .._config import ForkSafeLock, guard
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-__all__ = ["install_logging", "installed", "uninstall_logging"]
+__all__ = ["NAME", "install", "state", "uninstall"]
+
+#: The door's one-word name, as ``errhints doctor`` shows it.
+NAME = "logging"
 
 _MARK = "Traceback (most recent call last)"
 _ERROR = logging.ERROR
@@ -44,18 +48,8 @@ class _Installed:
         self.factory = _make_factory(self)
 
 
-_lock = threading.Lock()
+_lock = ForkSafeLock(reentrant=False)
 _current: _Installed | None = None
-
-
-def _reinit_lock() -> None:
-    """A child forked while another thread held the lock gets a fresh one."""
-    global _lock
-    _lock = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reinit_lock)
 
 _local = threading.local()  # .busy: this thread is explaining (our own logging stays plain)
 #: Per-record cache of (message, explanation), outside the record's ``__dict__`` so that
@@ -76,7 +70,7 @@ def _make_factory(state: _Installed) -> Callable[..., logging.LogRecord]:
     return errhints_record_factory
 
 
-def install_logging() -> None:
+def install() -> None:
     """Wrap the current log record factory; idempotent.
 
     Installing again after someone wrapped ours switches the buried copy off and wraps
@@ -93,7 +87,7 @@ def install_logging() -> None:
         logging.setLogRecordFactory(_current.factory)
 
 
-def uninstall_logging() -> None:
+def uninstall() -> None:
     """Restore the previous factory if ours is still the installed one; otherwise switch
     ours off in place (someone wrapped it, and unwrapping would drop their factory)."""
     global _current
@@ -106,25 +100,20 @@ def uninstall_logging() -> None:
         _current = None
 
 
-def installed() -> bool:
-    """Whether the logging integration is on."""
+def _on() -> bool:
     return _current is not None and _current.enabled
 
 
-def _report(where: str, error: BaseException) -> None:
-    try:
-        from .. import _config as _debug
-
-        _debug.report(where, error)
-    except Exception:
-        pass
+def state() -> str:
+    """``"on"`` while our record factory is installed and enabled, else ``"off"``."""
+    return "on" if _on() else "off"
 
 
 def _prepare(record: logging.LogRecord) -> None:
     """An error record: note its exception, or mark it for an explained message."""
     if getattr(_local, "busy", False):
         return
-    try:
+    with guard("preparing a log record"):
         exc_info = record.exc_info
         if exc_info:
             exc = exc_info[1] if isinstance(exc_info, tuple) and len(exc_info) == 3 else None
@@ -139,8 +128,6 @@ def _prepare(record: logging.LogRecord) -> None:
                 return
         if _carries_traceback(record):
             record.__class__ = _hinted_class(type(record))
-    except Exception as err:
-        _report("preparing a log record", err)
 
 
 def _carries_traceback(record: logging.LogRecord) -> bool:
@@ -189,9 +176,9 @@ def _hinted_class(base: type[logging.LogRecord]) -> type[logging.LogRecord]:
 
 def _with_hint(record: logging.LogRecord, message: str) -> str:
     """``message`` plus the explanation of the tracebacks in it, when the catalog knows one."""
-    if getattr(_local, "busy", False) or not installed():
+    if getattr(_local, "busy", False) or not _on():
         return message
-    try:
+    with guard("explaining a log message"):
         cached = _hints.get(record)
         if cached is not None and (cached[0] is message or cached[0] == message):
             hint = cached[1]
@@ -200,8 +187,6 @@ def _with_hint(record: logging.LogRecord, message: str) -> str:
             _hints[record] = (message, hint)
         if hint and hint not in message:
             return message + ("" if message.endswith("\n") else "\n") + hint
-    except Exception as err:
-        _report("explaining a log message", err)
     return message
 
 
@@ -209,18 +194,14 @@ def _explain_text(message: str) -> str:
     """Scan the message for failures and render a note for each one the catalog explains."""
     _local.busy = True
     try:
-        from .._core.match import explain_facts
         from .._core.notes import default_verbosity
+        from .._core.pipeline import explain_text
         from .._core.render import render_note
-        from .._facts.scan import scan_text
-        from .._core.state import get_index
 
-        index = get_index()
         notes: list[str] = []
-        for finding in scan_text(message):
-            matches = explain_facts(finding.facts, index)
-            if matches:
-                note = render_note(matches, default_verbosity())
+        for explained in explain_text(message):
+            if explained.matches:
+                note = render_note(explained.matches, default_verbosity())
                 if note not in notes:
                     notes.append(note)
         return "\n".join(notes)

@@ -1,7 +1,8 @@
-"""The pytest plugin: failing tests whose exception errhints recognises get the note.
+"""The pytest door: failing tests whose exception errhints recognises get the note.
 
 Registered through the ``pytest11`` entry point. Turn it off with ``-p no:errhints``,
-``--no-errhints`` or ``errhints = false`` in the ini file.
+``--no-errhints`` or ``errhints = false`` in the ini file; ``uninstall()`` turns it off
+for the rest of the session.
 """
 
 from __future__ import annotations
@@ -11,7 +12,29 @@ from typing import Any
 
 import pytest
 
+__all__ = ["NAME", "install", "state", "uninstall"]
+
+#: The door's one-word name, as ``errhints doctor`` shows it.
+NAME = "pytest"
 _ENABLED = pytest.StashKey[bool]()
+_switch = {"on": True, "configured": False}
+
+
+def install() -> None:
+    """Note failing tests again (the default once pytest loaded the plugin)."""
+    _switch["on"] = True
+
+
+def uninstall() -> None:
+    """Stop noting failing tests in this session."""
+    _switch["on"] = False
+
+
+def state() -> str:
+    """``"on"`` inside a pytest session where the plugin is enabled, else ``"off"``."""
+    return "on" if _switch["on"] and _switch["configured"] else "off"
+
+
 #: Pytest's own outcomes (skip, xfail, fail, exit) are not failures to explain.
 _OUTCOMES = (
     pytest.skip.Exception,
@@ -65,6 +88,7 @@ class _Summary:
 def pytest_configure(config: pytest.Config) -> None:
     enabled = _enabled(config)
     config.stash[_ENABLED] = enabled
+    _switch["configured"] = enabled
     if enabled:
         config.pluginmanager.register(_Summary(), "errhints-summary")
 
@@ -84,7 +108,7 @@ def pytest_runtest_makereport(
     excinfo = call.excinfo
     explained = False
     unattached: str | None = None
-    if excinfo is not None and item.config.stash.get(_ENABLED, False):
+    if excinfo is not None and _switch["on"] and item.config.stash.get(_ENABLED, False):
         exc = excinfo.value
         if not isinstance(exc, _OUTCOMES):
             from .._core.notes import attach

@@ -11,55 +11,13 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from .._packages import PROJECTS
+
 __all__ = ["KNOWN_LAYOUTS", "split_path"]
 
-#: Top-level names of the packages we explain, from their released wheels (plus names seen in
-#: nearby releases). Directories end with ``/``; ``*`` is a prefix wildcard for file names.
+#: Top-level names below each import package we explain (from ``_packages``).
 KNOWN_LAYOUTS: dict[str, frozenset[str]] = {
-    "sglang": frozenset(
-        {
-            "srt/",
-            "lang/",
-            "multimodal_gen/",
-            "test/",
-            "jit_kernel/",
-            "api/",
-            "benchmark/",
-            "cli/",
-            "kernels/",
-            "eval/",
-            "__init__.py",
-            "_version.py",
-            "version.py",
-            "_platform_stubs.py",
-            "launch_server.py",
-            "utils.py",
-            "check_env.py",
-            "profiler.py",
-            "compile_deep_gemm.py",
-            "global_config.py",
-            "api.py",
-            "bench_*",
-        }
-    ),
-    "llamafactory": frozenset(
-        {
-            "data/",
-            "model/",
-            "train/",
-            "chat/",
-            "hparams/",
-            "extras/",
-            "webui/",
-            "api/",
-            "eval/",
-            "third_party/",
-            "v1/",
-            "__init__.py",
-            "cli.py",
-            "launcher.py",
-        }
-    ),
+    name: project.layout for project in PROJECTS for name in project.import_names
 }
 
 #: Directory names that mark a source checkout's package root: ``<repo>/python/sglang``.

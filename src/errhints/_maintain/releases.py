@@ -43,8 +43,6 @@ _PACKAGE_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
 _VERSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+!_-]*$")
 
 
-
-
 class ReleaseUnavailable(Exception):
     """A release's source could not be fetched; ``reason`` says why (pip's last error)."""
 

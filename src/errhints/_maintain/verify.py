@@ -10,15 +10,12 @@ is the only part of errhints that touches the network, and only through
 
 from __future__ import annotations
 
-import argparse
 import ast
 import difflib
 import json
 import os
 import re
 import string
-import sys
-import tempfile
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -26,14 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from .._core.catalog import Entry, load_catalog
+from .._core.catalog import Entry
 from .._core.template import Template
 from .releases import (
     RELEASE_MARKER,
     ReleaseKey,
-    check_release_name,
-    default_cache_dir,
-    fetch_releases,
     top_level,
 )
 
@@ -43,7 +37,6 @@ __all__ = [
     "ReleaseIndex",
     "VerifyReport",
     "build_index",
-    "main",
     "needed_releases",
     "verify_catalog",
 ]
@@ -1210,161 +1203,3 @@ def verify_catalog(
         why = (reasons or {}).get((package, version), "not available")
         labels[f"{package}=={version}"] = str(path) if path is not None else f"unavailable: {why}"
     return VerifyReport(reports, labels, time.perf_counter() - started)
-
-
-# --------------------------------------------------------------------------------------------
-# Command line: errhints catalog check | verify
-# --------------------------------------------------------------------------------------------
-
-
-def _parser() -> argparse.ArgumentParser:
-    """The ``errhints catalog`` argument parser."""
-    parser = argparse.ArgumentParser(
-        prog="errhints catalog", description="Validate the catalog or verify it against releases."
-    )
-    sub = parser.add_subparsers(dest="command", metavar="{check,verify}")
-    check = sub.add_parser("check", help="validate the catalog files (no download)")
-    verify = sub.add_parser("verify", help="check entries against the released sources")
-    for command in (check, verify):
-        command.add_argument(
-            "--catalog",
-            action="append",
-            metavar="DIR",
-            default=[],
-            help="an extra catalog directory (repeatable; also ERRHINTS_CATALOG_PATH)",
-        )
-        command.add_argument(
-            "--no-builtin",
-            action="store_true",
-            help="leave out the packaged catalog: only --catalog and ERRHINTS_CATALOG_PATH",
-        )
-    verify.add_argument(
-        "--release",
-        action="append",
-        metavar="PKG==VERSION",
-        default=[],
-        help="verify PKG's entries against this release instead of their pinned one (repeatable)",
-    )
-    verify.add_argument(
-        "--id",
-        action="append",
-        metavar="PATTERN",
-        default=[],
-        help="only the entries whose id matches this shell pattern (repeatable)",
-    )
-    verify.add_argument("--json", action="store_true", help="print the report as JSON")
-    verify.add_argument(
-        "--offline-ok",
-        action="store_true",
-        help="when a release cannot be downloaded, skip its entries instead of exiting 3",
-    )
-    return parser
-
-
-def _load(args: argparse.Namespace) -> tuple[list[Entry], list[str]]:
-    """Entries and load problems of the catalog the options name (``--id`` narrows them)."""
-    import fnmatch
-
-    catalog = load_catalog(args.catalog, builtin=not args.no_builtin)
-    patterns = getattr(args, "id", None) or ["*"]
-    entries = [e for e in catalog if any(fnmatch.fnmatchcase(e.id, p) for p in patterns)]
-    return entries, [str(p) for p in catalog.problems]
-
-
-def _parse_targets(specs: Sequence[str]) -> dict[str, str]:
-    """``["sglang==0.5.24"]`` -> ``{"sglang": "0.5.24"}``; ``ValueError`` when malformed."""
-    targets: dict[str, str] = {}
-    for spec in specs:
-        package, sep, version = spec.partition("==")
-        package, version = package.strip(), version.strip()
-        if not sep or not package or not version:
-            raise ValueError(f"--release wants PKG==VERSION, got {spec!r}")
-        check_release_name(package, version)
-        if package in targets and targets[package] != version:
-            raise ValueError(f"--release names {package} twice")
-        targets[package] = version
-    return targets
-
-
-def _cmd_check(args: argparse.Namespace) -> int:
-    """``errhints catalog check``: load every file, print each problem."""
-    entries, problems = _load(args)
-    for problem in problems:
-        print(problem)
-    print(f"{len(entries)} entries loaded, {len(problems)} problem(s)")
-    return 1 if problems else 0
-
-
-def _print_report(report: VerifyReport) -> None:
-    """Human output: failures, warnings, skips grouped by reason, then the summary."""
-    for entry in report.failed:
-        print(f"FAIL {entry.id}: {'; '.join(entry.failures)}")
-    for entry in report.entries:
-        if entry.warnings:
-            print(f"warn {entry.id}: {'; '.join(entry.warnings)}")
-    by_reason: dict[str, list[str]] = {}
-    for entry in report.skipped:
-        by_reason.setdefault(entry.reason, []).append(entry.id)
-    for reason, ids in by_reason.items():
-        shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
-        print(f"skip {len(ids)} entr{'y' if len(ids) == 1 else 'ies'} ({shown}): {reason}")
-    print(report.summary())
-
-
-def _cmd_verify(args: argparse.Namespace) -> int:
-    """``errhints catalog verify``: fetch the releases, check every entry, report."""
-    try:
-        target = _parse_targets(args.release)
-    except ValueError as err:
-        print(f"errhints catalog verify: error: {err}", file=sys.stderr)
-        return 2
-    entries, problems = _load(args)
-
-    def progress(message: str) -> None:
-        """Say on stderr what takes a while (a download, indexing a release)."""
-        print(message, file=sys.stderr, flush=True)
-
-    needed = needed_releases(entries, target)
-    cache = default_cache_dir()
-    with tempfile.TemporaryDirectory(prefix="errhints-releases-") as scratch:
-        paths, reasons = fetch_releases(needed, cache or Path(scratch), progress=progress)
-        for (package, version), reason in reasons.items():
-            print(f"cannot fetch {package}=={version}: {reason}", file=sys.stderr)
-        report = verify_catalog(
-            entries, releases=paths, target=target, reasons=reasons, progress=progress
-        )
-    if args.json:
-        data = report.to_dict()
-        data["problems"] = problems
-        print(json.dumps(data, indent=2))
-    else:
-        for problem in problems:
-            print(f"FAIL {problem}")
-        _print_report(report)
-    if reasons and not args.offline_ok:
-        return 3
-    return 1 if report.failed or problems else 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run ``errhints catalog check|verify`` on the arguments after ``catalog``; give the exit code.
-
-    Exit codes: 0 all verified, 1 an entry failed (or a file is invalid), 2 usage error,
-    3 a release could not be fetched (unless ``--offline-ok``).
-    """
-    parser = _parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse's usage errors and --help
-        return exc.code if isinstance(exc.code, int) else 2
-    if args.command is None:
-        parser.print_usage(sys.stderr)
-        print("errhints catalog: error: choose 'check' or 'verify'", file=sys.stderr)
-        return 2
-    if args.command == "check":
-        return _cmd_check(args)
-    return _cmd_verify(args)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,4 +1,4 @@
-"""Child processes: ``ERRHINTS=1`` for the ones started later, and multiprocessing's own printer.
+"""The multiprocessing door: explain exceptions that escape a multiprocessing ``Process``.
 
 An exception escaping ``Process.run`` never reaches ``sys.excepthook``: multiprocessing's
 ``BaseProcess._bootstrap`` catches it and calls ``traceback.print_exc()``. errhints wraps
@@ -6,16 +6,15 @@ An exception escaping ``Process.run`` never reaches ``sys.excepthook``: multipro
 that print. ``multiprocessing`` is never imported here (it costs ~20 ms): when it is not
 imported yet, a meta-path finder waits for ``multiprocessing.process`` and patches it
 right after it loads. Fork children inherit the patch; spawn and forkserver children are
-fresh interpreters that install errhints themselves through ``ERRHINTS=1``.
+fresh interpreters that install errhints themselves through ``ERRHINTS=1`` (the
+environment door).
 """
 
 from __future__ import annotations
 
-import os
 import sys
-import threading
 
-from .. import _config as _debug
+from .._config import ForkSafeLock, guard, print_unattached
 
 TYPE_CHECKING = False  # typing and collections.abc stay out of install()'s import cost
 if TYPE_CHECKING:
@@ -25,30 +24,13 @@ if TYPE_CHECKING:
     from types import ModuleType
     from typing import Any
 
-__all__ = [
-    "ENV_VAR",
-    "install_children",
-    "multiprocessing_state",
-    "propagating",
-    "uninstall_children",
-]
+__all__ = ["NAME", "install", "state", "uninstall"]
 
-ENV_VAR = "ERRHINTS"
+#: The door's one-word name, as ``errhints doctor`` shows it.
+NAME = "multiprocessing"
 _TARGET = "multiprocessing.process"
-_UNSET = object()
 
-_lock = threading.RLock()
-
-
-def _reinit_lock() -> None:
-    """A forked child gets a fresh lock (another thread may have held ours at fork)."""
-    global _lock
-    _lock = threading.RLock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reinit_lock)
-_env_previous: Any = _UNSET  # what ERRHINTS was before we set it (None: absent)
+_lock = ForkSafeLock()
 _patch: dict[str, Any] = {}  # "original": the _bootstrap we wrapped, "wrapper": ours
 _active = False  # our _bootstrap wrapper notes exceptions only while this is true
 
@@ -65,14 +47,12 @@ def _noting_run(run: Callable[[], Any], unattached: list[str]) -> Callable[[], A
             return run()
         except BaseException as exc:
             if _active:
-                try:
+                with guard("a multiprocessing child"):
                     from .._core.notes import attach
 
                     outcome = attach(exc)
                     if outcome.note is not None and not outcome.attached:
                         unattached.append(outcome.note)
-                except BaseException as err:  # attach never raises; guard the impossible
-                    _debug.report("a multiprocessing child", err)
             raise
 
     return run_with_errhints
@@ -98,11 +78,7 @@ def _make_bootstrap(original: Callable[..., Any]) -> Callable[..., Any]:
                 else:
                     del own["run"]
             for note in unattached:
-                try:
-                    sys.stderr.write(note + "\n")
-                    sys.stderr.flush()
-                except Exception as err:
-                    _debug.report("printing a note", err)
+                print_unattached(note)
 
     _bootstrap.__wrapped__ = original  # type: ignore[attr-defined]
     return _bootstrap
@@ -138,11 +114,9 @@ class _PatchingLoader:
         if module.__spec__ is not None:
             module.__spec__.loader = self.loader
         _remove_finder()
-        try:
+        with guard("patching multiprocessing"):
             if _active:
                 _patch_module(module)
-        except Exception as err:
-            _debug.report("patching multiprocessing", err)
 
 
 class _Finder:
@@ -156,7 +130,7 @@ class _Finder:
     ) -> ModuleSpec | None:
         if fullname != _TARGET:
             return None
-        try:
+        with guard("finding multiprocessing"):
             for finder in list(sys.meta_path):
                 if finder is self or not hasattr(finder, "find_spec"):
                     continue
@@ -165,8 +139,6 @@ class _Finder:
                     if spec.loader is not None and hasattr(spec.loader, "exec_module"):
                         spec.loader = _PatchingLoader(spec.loader)  # type: ignore[assignment]
                     return spec
-        except Exception as err:
-            _debug.report("finding multiprocessing", err)
         return None
 
 
@@ -179,7 +151,8 @@ def _remove_finder() -> None:
             sys.meta_path.remove(_finder)
 
 
-def _install_multiprocessing() -> None:
+def install() -> None:
+    """Wrap ``BaseProcess._bootstrap`` now, or as soon as multiprocessing is imported."""
     global _active
     with _lock:
         _active = True
@@ -196,7 +169,8 @@ def _install_multiprocessing() -> None:
             sys.meta_path.insert(0, _finder)
 
 
-def _uninstall_multiprocessing() -> None:
+def uninstall() -> None:
+    """Unwrap ``_bootstrap`` (if still ours) and stop waiting for the import."""
     global _active
     with _lock:
         _active = False
@@ -208,56 +182,7 @@ def _uninstall_multiprocessing() -> None:
             _patch.clear()
 
 
-def _set_env() -> None:
-    global _env_previous
-    current = os.environ.get(ENV_VAR)
-    if current == "1":
-        return
-    if _env_previous is _UNSET:
-        _env_previous = current
-    os.environ[ENV_VAR] = "1"
-
-
-def _restore_env() -> None:
-    global _env_previous
-    if _env_previous is _UNSET:
-        return
-    if os.environ.get(ENV_VAR) == "1":
-        if _env_previous is None:
-            del os.environ[ENV_VAR]
-        else:
-            os.environ[ENV_VAR] = _env_previous
-    _env_previous = _UNSET
-
-
-def install_children(*, propagate: bool = True) -> None:
-    """Explain multiprocessing children's failures; with ``propagate``, set ``ERRHINTS=1``."""
-    with _lock:
-        try:
-            _install_multiprocessing()
-        except Exception as err:
-            _debug.report("installing the multiprocessing door", err)
-        if propagate:
-            _set_env()
-        else:
-            _restore_env()
-
-
-def uninstall_children() -> None:
-    """Undo ``install_children``: unpatch multiprocessing, put ``ERRHINTS`` back as it was."""
-    with _lock:
-        try:
-            _uninstall_multiprocessing()
-        finally:
-            _restore_env()
-
-
-def propagating() -> bool:
-    """Whether errhints set ``ERRHINTS=1`` in this process's environment for its children."""
-    return _env_previous is not _UNSET and os.environ.get(ENV_VAR) == "1"
-
-
-def multiprocessing_state() -> str:
+def state() -> str:
     """``"patched"``, ``"waiting"`` (for multiprocessing to be imported) or ``"off"``."""
     with _lock:
         if not _active:

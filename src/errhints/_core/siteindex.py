@@ -1,0 +1,454 @@
+"""Identify a failure no curated entry explains: where and when its message is raised.
+
+The site index (``catalog/index/``, built by ``errhints catalog index build`` from the released
+sources) holds every raise, assert and logged error of SGLang and LlamaFactory whose message
+has literal text, as a template with its path, function, release ranges, guard condition and
+the settings it reads. A message is matched to templates by their literal parts in linear
+time (:class:`~errhints._core.template.Template`), after loading only the few small shards
+its words select. It says where and when, never why.
+
+Loaded lazily on first use (never by ``import errhints`` or ``install()``), thread-safe, no
+network, data only (JSON). Every public function returns an empty result on any internal
+error instead of raising.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from .releases import ReleaseRange, version_key
+from .template import Template, TemplateError, parse_template
+from .._facts.model import Frame
+
+__all__ = [
+    "ENV_SITEINDEX_DIR",
+    "FORMAT",
+    "Identified",
+    "function_bucket",
+    "function_history",
+    "identify",
+    "key_bucket",
+    "releases",
+    "reset",
+    "sites_at",
+    "template_keywords",
+]
+
+#: The data format this reader understands (``manifest.json`` and ``releases.json``).
+FORMAT = 1
+#: A directory holding another site index (tests, a freshly built index).
+ENV_SITEINDEX_DIR = "ERRHINTS_SITEINDEX_DIR"
+#: Key words are runs of ASCII letters of at least this length.
+MIN_KEY_LEN = 3
+#: Messages longer than this are only matched on their first characters' words.
+MAX_MESSAGE = 100_000
+#: Lines of a multi-line message tried one by one when the whole message fits nothing.
+MAX_LINES = 40
+
+_WORD = re.compile(r"[a-z]+")
+_REPOS = {
+    "sglang": ("https://github.com/sgl-project/sglang", "python/"),
+    "llamafactory": ("https://github.com/hiyouga/LlamaFactory", "src/"),
+}
+_PROJECTS = {"sglang": "sglang", "llamafactory": "llamafactory", "llmtuner": "llamafactory"}
+_KIND_RANK = {"raise": 0, "assert": 1, "log": 2, "warning": 3}
+_PYDANTIC_PREFIXES = ("Value error, ", "Assertion failed, ")
+
+
+def template_keywords(template: str) -> list[str]:
+    """The whole words of a template's literal text (lower-case letters, 3 or more).
+
+    A word touching a placeholder is left out: the placeholder's value may extend it in the
+    message. Shared by the index writer (to choose each template's key word) and the lookup.
+    """
+    try:
+        parsed = parse_template(template)
+    except TemplateError:
+        return []
+    words: list[str] = []
+    pieces = parsed.literals
+    last = len(pieces) - 1
+    for i, piece in enumerate(pieces):
+        lower = piece.lower()
+        for m in _WORD.finditer(lower):
+            if len(m.group()) < MIN_KEY_LEN:
+                continue
+            if m.start() == 0 and i > 0:
+                continue
+            if m.end() == len(lower) and i < last:
+                continue
+            words.append(m.group())
+    return words
+
+
+def key_bucket(word: str, shards: int) -> int:
+    """The shard of a key word."""
+    return zlib.crc32(word.encode("utf-8")) % shards
+
+
+def function_bucket(function: str, shards: int) -> int:
+    """The shard of a function's path history."""
+    return zlib.crc32(function.encode("utf-8")) % shards
+
+
+@dataclass(frozen=True, slots=True)
+class Identified:
+    """One indexed site a message fits: where and when it is raised (never why)."""
+
+    project: str
+    exception: str
+    template: str
+    kind: str  # "raise", "assert", "log" or "warning"
+    path: str  # at the newest release it exists in
+    function: str
+    releases: ReleaseRange | tuple[ReleaseRange, ...]
+    line: int  # at the newest release it exists in
+    guard: str
+    settings: tuple[str, ...]
+    url: str
+    candidates: int  # how many indexed sites share this template
+    on_stack: bool = False
+
+    @property
+    def ranges(self) -> tuple[ReleaseRange, ...]:
+        """The release ranges as a tuple, whether one or several."""
+        return self.releases if isinstance(self.releases, tuple) else (self.releases,)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready view."""
+        return {
+            "project": self.project,
+            "exception": self.exception,
+            "template": self.template,
+            "kind": self.kind,
+            "path": self.path,
+            "function": self.function,
+            "releases": [r.to_dict() for r in self.ranges],
+            "line": self.line,
+            "guard": self.guard,
+            "settings": list(self.settings),
+            "url": self.url,
+            "candidates": self.candidates,
+            "on_stack": self.on_stack,
+        }
+
+
+@dataclass(slots=True)
+class _Row:
+    """One site row of a shard, its template parsed once."""
+
+    data: list[Any]
+    template: Template
+    candidates: int
+    base: Identified | None = None
+    paths: frozenset[str] = frozenset()
+
+
+class _Index:
+    """The loaded parts of one index directory; shards are read on first need."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        manifest = self._json("manifest.json")
+        release_data = self._json("releases.json")
+        if manifest.get("format") != FORMAT or release_data.get("format") != FORMAT:
+            raise ValueError("site index format differs")
+        self.site_shards = int(manifest["site_shards"])
+        self.function_shards = int(manifest["function_shards"])
+        self.keys = frozenset(manifest["keys"])
+        self.releases: dict[str, list[tuple[str, str]]] = {
+            str(p): [(str(d), str(v)) for d, v in rs]
+            for p, rs in release_data["projects"].items()
+        }
+        self._shards: dict[int, dict[str, list[_Row]]] = {}
+        self._functions: dict[int, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def _json(self, name: str) -> dict[str, Any]:
+        with open(self.root / name, encoding="utf-8") as handle:
+            data = json.load(handle)
+        if not isinstance(data, dict):
+            raise ValueError(f"{name} is not an object")
+        return data
+
+    def group(self, word: str) -> list[_Row]:
+        """The rows keyed by ``word`` (empty when the word is no key)."""
+        if word not in self.keys:
+            return []
+        bucket = key_bucket(word, self.site_shards)
+        shard = self._shards.get(bucket)
+        if shard is None:
+            shard = self._load_shard(bucket)
+        return shard.get(word, [])
+
+    def _load_shard(self, bucket: int) -> dict[str, list[_Row]]:
+        with self._lock:
+            shard = self._shards.get(bucket)
+            if shard is not None:
+                return shard
+            raw = self._json(f"sites/{bucket:03d}.json")
+            shard = {}
+            for word, rows in raw.items():
+                counts: dict[str, int] = {}
+                for row in rows:
+                    counts[row[3]] = counts.get(row[3], 0) + 1
+                parsed: list[_Row] = []
+                for row in rows:
+                    try:
+                        template = parse_template(row[3])
+                    except TemplateError:
+                        continue
+                    paths = frozenset(run[3] for run in row[7])
+                    parsed.append(_Row(row, template, counts[row[3]], paths=paths))
+                shard[str(word)] = parsed
+            self._shards[bucket] = shard
+            return shard
+
+    def functions(self, function: str) -> dict[str, Any]:
+        """``{project: {function: [path history, shards]}}`` of the function's shard."""
+        bucket = function_bucket(function, self.function_shards)
+        data = self._functions.get(bucket)
+        if data is None:
+            with self._lock:
+                data = self._functions.get(bucket)
+                if data is None:
+                    data = self._json(f"functions/{bucket:02d}.json")
+                    self._functions[bucket] = data
+        return data
+
+    def identified(self, row: _Row) -> Identified:
+        """The row as an :class:`Identified` (built once per row)."""
+        if row.base is not None:
+            return row.base
+        project, kind, exception, template, function, guard, settings, runs = row.data
+        versions = self.releases[project]
+        spans: list[list[int]] = []
+        for first, last, _line, _path in sorted(runs, key=lambda r: (r[0], r[1])):
+            if spans and first <= spans[-1][1] + 1:
+                spans[-1][1] = max(spans[-1][1], last)
+            else:
+                spans.append([first, last])
+        ranges = tuple(ReleaseRange(versions[a][1], versions[b][1]) for a, b in spans)
+        newest = max(runs, key=lambda r: r[1])
+        dist, version = versions[newest[1]]
+        base, prefix = _REPOS.get(project, ("", ""))
+        url = f"{base}/blob/v{version}/{prefix}{newest[3]}#L{newest[2]}" if base else ""
+        row.base = Identified(
+            project=project,
+            exception=exception,
+            template=template,
+            kind=kind,
+            path=newest[3],
+            function=function,
+            releases=ranges[0] if len(ranges) == 1 else ranges,
+            line=int(newest[2]),
+            guard=guard,
+            settings=tuple(settings),
+            url=url,
+            candidates=row.candidates,
+        )
+        return row.base
+
+
+_lock = threading.Lock()
+_state: dict[str, _Index | None] = {}
+
+
+def _data_dir() -> Path:
+    override = os.environ.get(ENV_SITEINDEX_DIR, "").strip()
+    if override:
+        return Path(override)
+    here = Path(__file__).resolve()
+    packaged = here.parents[1] / "catalog" / "index"
+    if packaged.is_dir():
+        return packaged
+    return here.parents[3] / "catalog" / "index"
+
+
+def _index() -> _Index | None:
+    root = _data_dir()
+    key = str(root)
+    if key in _state:
+        return _state[key]
+    with _lock:
+        if key not in _state:
+            try:
+                _state[key] = _Index(root)
+            except Exception:
+                _state[key] = None
+        return _state[key]
+
+
+def reset() -> None:
+    """Forget loaded index data (tests, or after rebuilding the index)."""
+    with _lock:
+        _state.clear()
+
+
+def _variants(message: str) -> list[str]:
+    """Texts a raised message may have been wrapped into, the message itself first."""
+    out = [message]
+    if len(message) >= 2 and message[0] == message[-1] and message[0] in "'\"":
+        out.append(message[1:-1])  # KeyError's repr
+    if "\n" in message:
+        for line in message.splitlines()[:MAX_LINES]:
+            line = line.strip()
+            for prefix in _PYDANTIC_PREFIXES:
+                if line.startswith(prefix):
+                    line = line[len(prefix) :]
+                    cut = line.rfind(" [type=")
+                    if cut > 0:
+                        line = line[:cut]
+            if line and line not in out:
+                out.append(line)
+    return out
+
+
+def _on_stack(row: _Row, frames: Sequence[Frame]) -> bool:
+    function = row.data[4]
+    short = function.rpartition(".")[2]
+    for frame in frames:
+        if frame.path is None or frame.path not in row.paths:
+            continue
+        if frame.function == function:
+            return True
+        if not frame.qualified and frame.function.rpartition(".")[2] == short:
+            return True
+    return False
+
+
+def _short(name: str) -> str:
+    return name.rpartition(".")[2]
+
+
+def identify(
+    type_name: str,
+    message: str,
+    frames: Sequence[Frame] = (),
+    *,
+    warnings: bool = False,
+    limit: int = 5,
+) -> list[Identified]:
+    """The indexed sites ``message`` fits, best first (at most ``limit``).
+
+    A site whose path and function are on ``frames`` ranks first, then sites whose exception
+    type agrees with ``type_name``, then raises before asserts before logged errors, then the
+    template with more literal text. Warnings are included only with ``warnings=True``.
+    """
+    try:
+        return _identify(type_name, message, frames, warnings, limit)
+    except Exception:
+        return []
+
+
+def _identify(
+    type_name: str, message: str, frames: Sequence[Frame], warnings: bool, limit: int
+) -> list[Identified]:
+    if limit <= 0 or not isinstance(message, str) or not message:
+        return []
+    index = _index()
+    if index is None:
+        return []
+    wanted = _short(type_name or "")
+    hits: dict[int, tuple[tuple[int, ...], _Row]] = {}
+    for text in _variants(message[:MAX_MESSAGE] if len(message) > MAX_MESSAGE else message):
+        words = set(_WORD.findall(text.lower())) & index.keys
+        for word in sorted(words):
+            for row in index.group(word):
+                if id(row) in hits:
+                    continue
+                kind = row.data[1]
+                if kind == "warning" and not warnings:
+                    continue
+                if row.template.match(text) is None:
+                    continue
+                exception = _short(row.data[2])
+                agrees = (exception == wanted) if exception else not wanted
+                stack = bool(frames) and _on_stack(row, frames)
+                newest = max(run[1] for run in row.data[7])
+                rank = (
+                    not stack,
+                    not agrees,
+                    _KIND_RANK.get(kind, 4),
+                    -row.template.literal_chars,
+                    -newest,
+                )
+                hits[id(row)] = (tuple(int(x) for x in rank), row)
+        if hits:
+            break
+    ordered = sorted(hits.values(), key=lambda h: (h[0], h[1].data[3], h[1].data[4]))
+    out: list[Identified] = []
+    for rank, row in ordered[:limit]:
+        found = index.identified(row)
+        out.append(replace(found, on_stack=True) if rank[0] == 0 else found)
+    return out
+
+
+def function_history(package: str, function: str) -> list[tuple[str, ReleaseRange]]:
+    """The paths ``function`` (a qualname) had across the indexed releases, oldest first."""
+    try:
+        index = _index()
+        project = _PROJECTS.get(package)
+        if index is None or project is None:
+            return []
+        record = index.functions(function).get(project, {}).get(function)
+        if not record:
+            return []
+        versions = index.releases[project]
+        return [
+            (str(path), ReleaseRange(versions[first][1], versions[last][1]))
+            for path, first, last in record[0]
+        ]
+    except Exception:
+        return []
+
+
+def sites_at(package: str, path: str, function: str) -> list[Identified]:
+    """The indexed sites of ``function`` at ``path`` (in any release), in source order."""
+    try:
+        index = _index()
+        project = _PROJECTS.get(package)
+        if index is None or project is None:
+            return []
+        record = index.functions(function).get(project, {}).get(function)
+        if not record:
+            return []
+        found: list[_Row] = []
+        for bucket in record[1]:
+            shard = index._shards.get(bucket) or index._load_shard(int(bucket))
+            for rows in shard.values():
+                found.extend(
+                    r for r in rows if r.data[0] == project and r.data[4] == function
+                    and path in r.paths
+                )  # fmt: skip
+        items = [index.identified(r) for r in found]
+        return sorted(items, key=lambda i: (i.line, i.kind, i.template))
+    except Exception:
+        return []
+
+
+def releases(package: str) -> list[str]:
+    """The releases the index was built from, oldest first (``llmtuner``: its own only)."""
+    try:
+        index = _index()
+        project = _PROJECTS.get(package)
+        if index is None or project is None:
+            return []
+        chosen = [
+            v for d, v in index.releases.get(project, []) if package != "llmtuner" or d == package
+        ]
+        out: list[str] = []
+        for version in chosen:
+            if version not in out:
+                out.append(version)
+        return sorted(out, key=version_key)
+    except Exception:
+        return []

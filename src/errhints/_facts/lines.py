@@ -1,0 +1,224 @@
+"""Log-line recognition: peel log prefixes off a line and spot an exception line.
+
+Each line's log prefix (``[rank5]: ``, ``(WorkerDict pid=616, ip=...) ``, timestamps, levels,
+``[2026-01-01 10:00:00 TP3] ``, glog) is peeled off; what remains of the prefix is the line's
+*stream*, so that the tracebacks of several ranks printed at once can be followed side by
+side. Every regular expression here is anchored or bounded, so no line can make it slow.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "ANSI",
+    "KNOWN_EXCEPTIONS",
+    "RAY_REPEAT",
+    "exception_in",
+    "is_exception_name",
+    "peel",
+    "split_exception_line",
+    "starts_exception",
+    "worth_a_look",
+]
+
+_SUFFIXES = ("Error", "Exception", "Warning", "Exit", "Interrupt")
+
+#: Exception names recognised on a lone line besides ``<Name><suffix>``: those without one of
+#: ``_SUFFIXES`` and, to say so explicitly, some that SGLang and torch users meet often.
+KNOWN_EXCEPTIONS = frozenset(
+    {
+        "KeyboardInterrupt",
+        "SystemExit",
+        "StopIteration",
+        "StopAsyncIteration",
+        "GeneratorExit",
+        "ExceptionGroup",
+        "BaseExceptionGroup",
+        "KVTransferError",
+        "OutOfMemoryError",
+        "CancelledError",
+    }
+)
+
+#: Known exception names without one of the suffixes: lines starting with one are checked.
+_OTHER_STARTS = tuple(n for n in KNOWN_EXCEPTIONS if not n.endswith(_SUFFIXES))
+
+ANSI = re.compile(
+    r"\x1b(?:\[[0-9;:?<=>]{0,40}[ -/]{0,4}[@-~]|\][^\x07\x1b]{0,512}(?:\x07|\x1b\\)?|[@-Z\\-_])"
+)
+
+RAY_REPEAT = re.compile(r"\s\[repeated \d{1,9}x across cluster\]\s{0,4}$")
+
+_TS = (
+    r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?"
+    r"|\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,9})?"
+    r"|\d\d:\d\d:\d\d(?:[.,]\d{1,9})?"
+)
+
+_TS_IN = re.compile(r"\d{4}[-/]\d\d[-/]\d\d[T _]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?|" + _TS)
+
+_LEVELS = r"(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL|TRACE|NOTICE|SUCCESS)"
+
+#: One token of a log prefix, matched at a position (never searched).
+_TOKEN = re.compile(
+    r"(?P<ts>(?:" + _TS + r")(?: (?:stdout|stderr) [FP])?)(?=[ \t|\]]|$)"
+    r"|(?P<br>\[(?:[^\[\]\n]{0,40}\d\d:\d\d:\d\d[^\[\]\n]{0,120}"
+    r"|(?=[^\]\n]{0,160}[A-Za-z])[^\[\]\n]{1,160})\]:?)"
+    r"|(?P<ray>\([\w.:-]{0,80} ?pid=\d{1,10}[^()\n]{0,200}\)"
+    r"|\((?:raylet|gcs_server|autoscaler|monitor|log_monitor|dashboard)(?:, ip=[\w.:]{1,64})?\))"
+    r"|(?P<lvl>" + _LEVELS + r":[\w.-]{1,120}:|" + _LEVELS + r":?(?=[ \t|]|$))"
+    r"|(?P<glog>[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{1,9} {1,8}\d{1,10} [\w./-]{1,300}:\d{1,7}\])"
+    r"|(?P<loc>[\w.<>-]{1,200}:[\w.<>-]{1,200}:\d{1,7})(?= - )"
+    r"|(?P<name>[\w.-]{1,120})(?= - " + _LEVELS + r" - )"
+    r"|(?P<sep>[-|])(?= )"
+)
+
+#: First characters that can start a log prefix; other lines skip the prefix regex.
+_PREFIX_START = frozenset("0123456789[(IWEFDCTNS")
+
+_TYPE = re.compile(r"[A-Za-z_][\w.<>]{0,300}(?:\([\w.]{1,200}\))?")
+
+
+def is_exception_name(name: str) -> bool:
+    """Whether ``name`` (``ValueError``, ``torch.OutOfMemoryError``) names an exception.
+
+    Used where nothing else says so (a lone line, a body's ``type``): the last dotted part
+    must be capitalised and end in Error/Exception/Warning/Exit/Interrupt, or be a known
+    name; the bare words ``Error`` and ``Exception`` are too common in prose to count.
+    """
+    base = name.partition("(")[0]
+    if not base or _TYPE.fullmatch(name) is None:
+        return False
+    last = base.rpartition(".")[2]
+    if last in KNOWN_EXCEPTIONS:
+        return True
+    if not last[:1].isupper():
+        return False
+    return any(last.endswith(s) and len(last) > len(s) for s in _SUFFIXES)
+
+
+def split_exception_line(line: str) -> tuple[str, str] | None:
+    """``"KeyError: 'x'"`` -> ``("KeyError", "'x'")``; a bare ``"KeyboardInterrupt"`` too."""
+    head, sep, message = line.partition(": ")
+    if not sep:
+        head = line.rstrip()
+        if head.endswith(":"):
+            head = head[:-1]
+        message = ""
+    if len(head) > 500 or _TYPE.fullmatch(head) is None:
+        return None
+    return head, message
+
+
+def exception_in(content: str) -> tuple[int, str, str] | None:
+    """Find an exception name followed by ``:`` in a line: ``(start, type, message)``.
+
+    At the line's start any exception-like name counts; inside the line (``... failed:
+    ValueError: bad``, the warnings module's ``path.py:12: UserWarning: ...``) the earliest
+    one that ends in a known suffix does. ``Name(args): text`` counts too: Ray's
+    ``RayTaskError(ValueError): ...`` names a type, while SGLang's
+    ``KVTransferError(bootstrap_room=7): reason`` is a message that starts with its type's
+    name (its ``__str__``), so the message keeps it. Linear: ``str.find`` and bounded walks.
+    """
+    suffixes = [suffix for suffix in _SUFFIXES if suffix in content]
+    if not suffixes and not content.startswith(_OTHER_STARTS):
+        return None
+    split = split_exception_line(content) if content[:1].isalpha() or content[:1] == "_" else None
+    if split is not None and is_exception_name(split[0]):
+        return 0, split[0], split[1]
+    best: tuple[int, str, str] | None = None
+    for suffix in suffixes:
+        for needle in (suffix + ":", suffix + "("):
+            start = 0
+            for _ in range(4):
+                found = content.find(needle, start)
+                if found < 0:
+                    break
+                start = found + 1
+                hit = _exception_at(content, found, suffix, needle[-1] == "(")
+                if hit is not None:
+                    if best is None or hit[0] < best[0]:
+                        best = hit
+                    break
+    return best
+
+
+def _exception_at(
+    content: str, found: int, suffix: str, paren: bool
+) -> tuple[int, str, str] | None:
+    """The exception whose name ends with ``suffix`` at ``found``, if it is one."""
+    end = found + len(suffix)
+    begin = found
+    floor = max(0, found - 200)
+    while begin > floor and (content[begin - 1].isalnum() or content[begin - 1] in "._"):
+        begin -= 1
+    name = content[begin:end]
+    if not name[:1].isalpha() or not is_exception_name(name):
+        return None
+    if not paren:
+        if end + 1 < len(content) and content[end + 1] != " ":
+            return None
+        return begin, name, content[end + 2 :]
+    close = content.find(")", end, end + 300)
+    if close < 0 or content[close + 1 : close + 2] != ":":
+        return None
+    if close + 2 < len(content) and content[close + 2] != " ":
+        return None
+    inner = content[end + 1 : close]
+    if _TYPE.fullmatch(inner) and is_exception_name(inner):
+        return begin, f"{name}({inner})", content[close + 3 :]
+    return begin, name, content[begin:]
+
+
+def worth_a_look(raw: str) -> bool:
+    """Whether a line outside any traceback could start one, or be a finding itself."""
+    return (
+        "Traceback" in raw
+        or "{" in raw
+        or "Error" in raw
+        or "Exception" in raw
+        or "Warning" in raw
+        or "Exit" in raw
+        or "Interrupt" in raw
+        or "Stop" in raw
+    )
+
+
+def starts_exception(line: str) -> bool:
+    """Whether a line begins with an exception name and ``:`` (a new error, not more text)."""
+    hit = exception_in(line)
+    return hit is not None and hit[0] == 0
+
+
+def peel(line: str) -> tuple[str, str]:
+    """Split a line into (stream key, content): the key is the line's log prefix with its
+    timestamps folded to ``T``, so that every line of one stream has the same key."""
+    if not line or line[0] not in _PREFIX_START:
+        return "", line
+    pos = 0
+    keys: list[str] = []
+    size = len(line)
+    for _ in range(10):
+        m = _TOKEN.match(line, pos)
+        if m is None:
+            break
+        kind = m.lastgroup
+        token = m.group()
+        if kind == "sep" and not keys:
+            break
+        if kind in ("ts", "glog"):
+            keys.append("T")
+        elif kind == "br":
+            keys.append(_TS_IN.sub("T", token))
+        else:
+            keys.append(token)
+        pos = m.end()
+        if pos < size and line[pos] in " \t":
+            pos += 1
+            if kind in ("lvl", "sep", "name", "loc"):
+                while pos < size and line[pos] == " " and pos < m.end() + 16:
+                    pos += 1
+    if not keys:
+        return "", line
+    return "".join(keys), line[pos:]

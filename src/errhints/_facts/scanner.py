@@ -1,0 +1,527 @@
+"""The streaming scanner: find failures in logs line by line, keeping only open tracebacks.
+
+A log is read line by line and only what it needs is kept: the lines of the tracebacks that
+are still open. Ordinary lines cost one search for a few marker words (done in C over whole
+blocks by :func:`scan_text` and :func:`scan_stream`); only lines near a marker are looked at
+closely (:mod:`.lines`), and a complete traceback is parsed by :mod:`.traceback_text`.
+Bare error lines and HTTP error bodies (:mod:`.bodies`) are findings too.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import IO, AnyStr, Literal
+
+from .bodies import embedded_errors
+from .lines import (
+    ANSI,
+    RAY_REPEAT,
+    exception_in,
+    is_exception_name,
+    peel,
+    split_exception_line,
+    starts_exception,
+    worth_a_look,
+)
+from .model import ErrorFacts
+from .traceback_text import BOX, BOX_TOP, HEADER_CORE, SEPARATORS, message_lines, parse_traceback
+
+__all__ = ["MAX_LINE", "Finding", "scan_lines", "scan_stream", "scan_text"]
+
+#: Longest part of one line that is analysed; the rest of a longer line is skipped.
+MAX_LINE = 64 * 1024
+
+#: Longest stored line of a traceback's frames and source (messages have their own cap).
+_STORED_LINE = 8 * 1024
+
+#: Lines of one traceback kept: the first ``_HEAD_LINES`` (and ``_HEAD_CHARS``), then the last
+#: ``_TAIL_LINES``; a longer traceback loses its middle.
+_HEAD_LINES = 2000
+
+_HEAD_CHARS = 1024 * 1024
+
+_TAIL_LINES = 1000
+
+#: Continuation lines and characters of one message.
+_MAX_MSG_LINES = 200
+
+_MAX_MSG_CHARS = 64 * 1024
+
+#: Tracebacks followed at once (one per stream); the stalest is closed beyond this.
+_MAX_OPEN = 64
+
+#: Lines of other streams after which an open traceback is closed: long while its frames
+#: are still coming, short once its message is complete.
+_IDLE_FRAMES = 2000
+
+_IDLE_MESSAGE = 64
+
+_SWEEP_EVERY = 256
+
+_HEADER = "Traceback (most recent call last):"
+
+#: Substrings of any line worth a closer look: exception names, traceback headers, bodies.
+#: (``KeyboardInterrupt``/``SystemExit`` are found inside tracebacks, not as lone lines.)
+_MARKERS = ("rror", "xception", "Traceback", "Warning", "detail")
+
+_MARKERS_B = tuple(m.encode() for m in _MARKERS)
+
+_TB, _MSG, _BLANK, _SEP = 1, 2, 3, 4
+
+
+@dataclass(slots=True)
+class Finding:
+    """One failure found in text: where it is (1-based lines) and what it says."""
+
+    line: int
+    end_line: int
+    kind: Literal["traceback", "line", "body"]
+    facts: ErrorFacts
+
+
+class _Record:
+    """The lines of one traceback (or error line) still being read, and where it stands."""
+
+    __slots__ = (
+        "blanks",
+        "chained",
+        "chars",
+        "confirmed",
+        "end",
+        "first_message",
+        "group",
+        "head",
+        "indent",
+        "key",
+        "kind",
+        "last_seen",
+        "msg_chars",
+        "msg_lines",
+        "start",
+        "state",
+        "tail",
+        "type_name",
+    )
+
+    def __init__(self, key: str, lineno: int, kind: str, state: int, group: bool) -> None:
+        self.key = key
+        self.start = self.end = self.last_seen = lineno
+        self.kind = kind
+        self.state = state
+        self.group = group
+        self.confirmed = not key
+        self.head: list[str] = []
+        self.tail: deque[str] | None = None
+        self.chars = 0
+        self.blanks = 0
+        self.msg_lines = 0
+        self.msg_chars = 0
+        self.chained = False  # a chain separator was seen
+        self.type_name = ""  # for a lone error line: its type and first message line
+        self.first_message = ""
+        self.indent = 0  # columns before a rich box drawn by a log handler
+
+    def add(self, s: str, lineno: int) -> None:
+        if self.state == _MSG:
+            s = s[: max(0, _MAX_MSG_CHARS - self.msg_chars)]
+            self.msg_lines += 1
+            self.msg_chars += len(s) + 1
+        elif len(s) > _STORED_LINE:
+            s = s[:_STORED_LINE]
+        self.end = lineno
+        if self.tail is None and len(self.head) < _HEAD_LINES and self.chars < _HEAD_CHARS:
+            self.head.append(s)
+            self.chars += len(s)
+            return
+        if self.tail is None:
+            self.tail = deque(maxlen=_TAIL_LINES)
+        self.tail.append(s)
+
+    def lines(self) -> list[str]:
+        return self.head + list(self.tail) if self.tail else self.head
+
+
+def _starts_group(content: str) -> bool:
+    """``  | ExceptionGroup: eg (2 sub-exceptions)``: a group printed without a stack."""
+    rest = content.lstrip(" ")
+    return (
+        content[:1] == " "
+        and rest.startswith("| ")
+        and "sub-exception" in rest
+        and is_exception_name(rest[2:].partition(":")[0])
+    )
+
+
+class _Scanner:
+    """The state machine: feed it lines (or blocks of lines), collect :class:`Finding`."""
+
+    def __init__(self, needles: tuple[str, ...] = ()) -> None:
+        self.records: dict[str, _Record] = {}
+        self.out: list[Finding] = []
+        self.lineno = 0
+        self._swept = 0
+        # Literal text of logged errors that carry no exception name (NCCL's watchdog,
+        # torchrun's "failed (exitcode: -9)"): lines holding one are findings too.
+        self.needles = needles
+        self._markers = _MARKERS + needles
+        self._markers_b = _MARKERS_B + tuple(n.encode() for n in needles)
+
+    def _needle_in(self, text: str) -> bool:
+        return any(needle in text for needle in self.needles)
+
+    # entry points
+
+    def feed_line(self, raw: str) -> None:
+        """One line without its newline; the fast path is a few ``in`` checks."""
+        self.lineno += 1
+        if not self.records and (
+            "rror" not in raw
+            and "xception" not in raw
+            and "Traceback" not in raw
+            and "Warning" not in raw
+            and "detail" not in raw
+            and not self._needle_in(raw)
+        ):
+            return
+        self._slow(raw[:MAX_LINE], self.lineno)
+
+    def feed_block(self, text: str | bytes) -> None:
+        """Complete lines separated by ``\\n``; ordinary lines are skipped in C.
+
+        Bytes are searched as bytes and only the lines looked at are decoded (UTF-8,
+        invalid sequences replaced): a newline byte never occurs inside a UTF-8 sequence.
+        """
+        if isinstance(text, bytes):
+            self._feed(text, b"\n", self._markers_b)
+        else:
+            self._feed(text, "\n", self._markers)
+
+    def _feed(self, text: AnyStr, newline: AnyStr, markers: tuple[AnyStr, ...]) -> None:
+        pos = 0
+        size = len(text)
+        found = [-2] * len(markers)
+        while pos < size:
+            if not self.records:
+                nearest = -1
+                for i, marker in enumerate(markers):
+                    at = found[i]
+                    if at != -1 and at < pos:
+                        at = found[i] = text.find(marker, pos)
+                    if at >= 0 and (nearest < 0 or at < nearest):
+                        nearest = at
+                if nearest < 0:
+                    tail = text.count(newline, pos)
+                    self.lineno += tail + (0 if text.endswith(newline) else 1)
+                    return
+                begin = text.rfind(newline, pos, nearest) + 1
+                if begin > pos:
+                    self.lineno += text.count(newline, pos, begin)
+                    pos = begin
+            end = text.find(newline, pos)
+            if end < 0:
+                end = size
+            self.lineno += 1
+            line = text[pos : min(end, pos + MAX_LINE)]
+            if isinstance(line, bytes):
+                self._slow(line.decode("utf-8", "replace"), self.lineno)
+            else:
+                self._slow(line, self.lineno)
+            pos = end + 1
+
+    def finish(self) -> None:
+        """Close every open record (end of input)."""
+        for record in sorted(self.records.values(), key=lambda r: r.start):
+            self._close(record)
+
+    # the slow path
+
+    def _slow(self, raw: str, lineno: int) -> None:
+        if not self.records and not worth_a_look(raw) and not self._needle_in(raw):
+            return  # e.g. a lowercase "error" in an ordinary line: nothing can start here
+        if raw.endswith("\r"):
+            raw = raw.rstrip("\r")
+        if "\r" in raw:
+            raw = next((p for p in reversed(raw.split("\r")) if p.strip()), "")
+        if "\x1b" in raw:
+            raw = ANSI.sub("", raw)
+        key, content = peel(raw)
+        if content.endswith("cluster]"):
+            content = RAY_REPEAT.sub("", content)
+        if self.records:
+            if lineno - self._swept >= _SWEEP_EVERY:
+                self._sweep(lineno)
+            if self._route(key, content, lineno):
+                return
+        self._start(key, content, lineno)
+
+    def _route(self, key: str, content: str, lineno: int) -> bool:
+        """Give the line to the open record of its stream; ``True`` if it was taken."""
+        record = self.records.get(key)
+        if record is None:
+            for other in self.records.values():
+                # A record opened on a prefixed line whose next lines carry a shorter prefix
+                # (or none): the logger prefixed only the first line of its message.
+                if not other.confirmed and other.key.startswith(key) and content.strip():
+                    del self.records[other.key]
+                    other.key = key
+                    self.records[key] = other
+                    record = other
+                    break
+        if record is not None:
+            record.confirmed = True
+            record.last_seen = lineno
+            indent = record.indent
+            if indent and content.strip():
+                # rich's log handler draws the box (and the message under it) indented
+                # below its time and level columns; a line further left is a new record.
+                if not content[:indent].isspace():
+                    self._close(record)
+                    return False
+                content = content[indent:]
+            if self._advance(record, content, lineno):
+                return True
+            self._close(record)
+            return False
+        if content.strip():
+            # A new record in the stream of an open one ends that one's message.
+            for other in list(self.records.values()):
+                if other.state != _TB and key.startswith(other.key):
+                    self._close(other)
+        return False
+
+    def _advance(self, record: _Record, s: str, lineno: int) -> bool:
+        """Advance one record by one of its lines; ``False`` means the record has ended."""
+        st = s.strip()
+        state = record.state
+        if state == _TB:
+            if not st:
+                record.blanks += 1
+                if record.group:
+                    record.state = _BLANK
+                    return True
+                return record.blanks <= 2
+            record.blanks = 0
+            if s[0] in " \t" or s[0] in BOX:
+                record.add(s, lineno)
+                return True
+            if st in SEPARATORS:
+                record.add(s, lineno)
+                record.state = _SEP
+                record.chained = True
+                return True
+            if record.group or HEADER_CORE in s or split_exception_line(s) is None:
+                return False
+            record.state = _MSG
+            record.msg_lines = record.msg_chars = 0
+            record.add(s, lineno)
+            return True
+        if state == _MSG:
+            if not st:
+                record.state = _BLANK
+                record.blanks = 1
+                return True
+            if st in SEPARATORS:
+                record.state = _SEP
+                record.chained = True
+                record.add(s, lineno)
+                return True
+            if HEADER_CORE in s:
+                return False
+            if s[0] not in " \t" and starts_exception(s):
+                return False
+            if record.msg_lines >= _MAX_MSG_LINES or record.msg_chars + len(s) > _MAX_MSG_CHARS:
+                return False
+            record.add(s, lineno)
+            return True
+        if state == _BLANK:
+            if not st:
+                record.blanks += 1
+                return record.blanks <= 3
+            if st in SEPARATORS:
+                record.state = _SEP
+                record.chained = True
+                record.add(s, lineno)
+                return True
+            return False
+        # _SEP: after a chain separator comes the next section
+        if not st:
+            return True
+        rest = s.lstrip()
+        if s.startswith(_HEADER) or (rest[:1] in BOX_TOP and HEADER_CORE in s):
+            record.state, record.group = _TB, False
+        elif s[:1] == " " and (rest.startswith("+ Exception Group Traceback") or _starts_group(s)):
+            record.state, record.group = _TB, True
+        elif s[0] not in " \t" and split_exception_line(s) is not None:
+            record.state, record.group = _MSG, False
+            record.msg_lines = record.msg_chars = 0
+        else:
+            return False
+        record.blanks = 0
+        record.add(s, lineno)
+        return True
+
+    def _start(self, key: str, content: str, lineno: int) -> None:
+        """A line outside any record: does it open one, or is it a finding by itself?"""
+        if not content or not content.strip():
+            return
+        index = content.find(HEADER_CORE)
+        first: str | None = None
+        group = False
+        if index >= 0:
+            before = content[:index]
+            rest = content.lstrip()
+            if before.endswith("+ Exception Group "):
+                plus = before.rfind("+ Exception Group ")
+                first = content if not before[:plus].strip() else "  " + content[plus:]
+                group = True
+            elif rest[:1] in BOX_TOP:
+                first = rest
+            elif content.startswith(_HEADER, index):
+                first = _HEADER
+        elif _starts_group(content):
+            first = content
+            group = True
+        if first is not None:
+            for other in list(self.records.values()):
+                if key.startswith(other.key):
+                    self._close(other)
+            record = _Record(key, lineno, "traceback", _TB, group)
+            if first[:1] in BOX_TOP:
+                record.indent = len(content) - len(first)
+            record.add(first, lineno)
+            self._open(record)
+            return
+        hit = exception_in(content)
+        if hit is not None:
+            begin, type_name, message = hit
+            if begin == 0:
+                record = _Record(key, lineno, "line", _MSG, False)
+                record.type_name, record.first_message = type_name, message
+                record.add(content, lineno)
+                self._open(record)
+            else:
+                facts = ErrorFacts(type_name=type_name, message=message.rstrip())
+                self.out.append(Finding(lineno, lineno, "line", facts))
+            return
+        found = len(self.out)
+        if "{" in content:
+            for item in embedded_errors(content):
+                if item.is_error:
+                    type_name = item.type if is_exception_name(item.type) else ""
+                    facts = ErrorFacts(type_name=type_name, message=item.message)
+                    self.out.append(Finding(lineno, lineno, "body", facts))
+        if self.needles and len(self.out) == found and self._needle_in(content):
+            facts = ErrorFacts(type_name="", message=content.strip())
+            self.out.append(Finding(lineno, lineno, "line", facts))
+
+    def _open(self, record: _Record) -> None:
+        old = self.records.get(record.key)
+        if old is not None:
+            self._close(old)
+        if len(self.records) >= _MAX_OPEN:
+            self._close(min(self.records.values(), key=lambda r: r.last_seen))
+        self.records[record.key] = record
+
+    def _sweep(self, lineno: int) -> None:
+        self._swept = lineno
+        for record in list(self.records.values()):
+            limit = _IDLE_FRAMES if record.state == _TB and record.confirmed else _IDLE_MESSAGE
+            if lineno - record.last_seen > limit:
+                self._close(record)
+
+    def _close(self, record: _Record) -> None:
+        if self.records.get(record.key) is record:
+            del self.records[record.key]
+        lines = record.lines()
+        if record.type_name and not record.chained:
+            more = message_lines(lines[1:])
+            message = "\n".join([record.first_message, *more])
+            facts: ErrorFacts | None = ErrorFacts(type_name=record.type_name, message=message)
+        else:
+            facts = parse_traceback(lines)
+        if facts is None:
+            return
+        kind: Literal["traceback", "line"] = "traceback"
+        if record.kind == "line" and not facts.has_stack:
+            kind = "line" if not any(f.has_stack for f in facts.chain) else "traceback"
+        self.out.append(Finding(record.start, record.end, kind, facts))
+
+
+# -- public entry points --------------------------------------------------------------------
+
+
+def scan_text(text: str, needles: tuple[str, ...] = ()) -> list[Finding]:
+    """Every finding in ``text``, in the order they start.
+
+    ``needles``: literal text whose lines are findings even without an exception name.
+    """
+    scanner = _Scanner(needles)
+    scanner.feed_block(text)
+    scanner.finish()
+    return sorted(scanner.out, key=lambda f: (f.line, f.end_line))
+
+
+def scan_lines(lines: Iterable[str], needles: tuple[str, ...] = ()) -> Iterator[Finding]:
+    """Findings from lines (with or without their newlines), yielded as each one ends.
+
+    Tracebacks of different streams can end out of order; sort by ``line`` if that matters.
+    """
+    scanner = _Scanner(needles)
+    for item in lines:
+        if item.endswith("\n"):
+            item = item[:-1]
+        if "\n" in item:
+            for part in item.split("\n"):
+                scanner.feed_line(part)
+        else:
+            scanner.feed_line(item)
+        if scanner.out:
+            done, scanner.out = scanner.out, []
+            yield from done
+    scanner.finish()
+    yield from scanner.out
+
+
+def scan_stream(
+    file: IO[bytes] | IO[str], chunk_size: int = 1 << 20, needles: tuple[str, ...] = ()
+) -> Iterator[Finding]:
+    """Findings from a binary (or text) file read in chunks, in bounded memory.
+
+    Bytes are decoded as UTF-8 with invalid sequences replaced, and only for the lines
+    that are looked at. A line longer than :data:`MAX_LINE` is analysed on its first
+    ``MAX_LINE`` characters; the rest is read and dropped, so memory depends on the longest
+    traceback and ``chunk_size``, not on the file or its lines. Findings are yielded as each
+    one ends (tracebacks of different streams can end out of order).
+    """
+    scanner = _Scanner(needles)
+    partial = b""  # the current line's start, while it has no newline yet
+    overlong = False  # the current line passed MAX_LINE: drop the rest of it
+    while True:
+        raw = file.read(chunk_size)
+        if not raw:
+            break
+        chunk = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else bytes(raw)
+        newline = chunk.rfind(b"\n")
+        if newline < 0:
+            if not overlong:
+                partial += chunk
+                if len(partial) > MAX_LINE:
+                    partial = partial[:MAX_LINE]
+                    overlong = True
+            continue
+        first_end = chunk.find(b"\n")
+        head = partial + (b"\n" if overlong else chunk[: first_end + 1])
+        scanner.feed_block(head)
+        scanner.feed_block(chunk[first_end + 1 : newline + 1])
+        rest = chunk[newline + 1 :]
+        overlong = len(rest) > MAX_LINE
+        partial = rest[:MAX_LINE]
+        if scanner.out:
+            done, scanner.out = scanner.out, []
+            yield from done
+    if partial:
+        scanner.feed_block(partial)
+    scanner.finish()
+    yield from scanner.out
