@@ -15,6 +15,7 @@ import pytest
 
 from errhints._cli import main as cli_main
 from errhints._core.catalog import Entry, load_catalog
+from errhints._maintain.names import INDEX_FILE
 from errhints._maintain.releases import (
     RELEASE_MARKER,
     ReleaseUnavailable,
@@ -23,7 +24,6 @@ from errhints._maintain.releases import (
     fetch_release,
 )
 from errhints._maintain.verify import (
-    INDEX_FILE,
     EntryReport,
     VerifyReport,
     needed_releases,
