@@ -24,7 +24,7 @@ from errhints._facts.live import facts_from_exception
 from errhints._facts.model import ErrorFacts
 from errhints._facts.scanner import MAX_LINE
 
-LOGS = Path(__file__).parent / "data" / "logs"
+LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
 
 
 def load(name: str) -> str:

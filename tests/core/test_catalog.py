@@ -143,7 +143,7 @@ def test_catalog_data_is_never_executed(tmp_path: Path) -> None:
 
 def test_published_schema_lists_exactly_the_loader_fields() -> None:
     """catalog/schema.json and the loader agree on the fields an entry may have."""
-    schema_path = Path(__file__).resolve().parents[1] / "catalog" / "schema.json"
+    schema_path = Path(__file__).resolve().parents[2] / "catalog" / "schema.json"
     schema = json.loads(schema_path.read_text(encoding="utf-8"))
     assert set(schema["properties"]) == set(FIELDS)
     assert set(schema["required"]) <= set(FIELDS)
