@@ -688,7 +688,8 @@ def bench_catalog_size(ctx: Ctx) -> None:
         import time
         from errhints._core.catalog import load_catalog
         from errhints._facts.live import facts_from_exception
-        from errhints._core.match import build_index, explain_facts
+        from errhints._core.match import build_index
+        from errhints._core.pipeline import explain_facts
         from _bench_child import emit, per_call
         from sglang.srt._errhints_bench import make, make_other
         hit = facts_from_exception(make(10))

@@ -16,6 +16,31 @@ from standins import write_standins
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "internal_errors: the test provokes errhints' own failures on purpose (not a defect)",
+    )
+
+
+@pytest.fixture(autouse=True)
+def no_internal_errors(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail any test during which errhints swallowed one of its own failures.
+
+    errhints hides its internal errors from users (they are reported only with
+    ``ERRHINTS_DEBUG=1``); under test they are defects, unless a test provokes them on
+    purpose and says so with ``@pytest.mark.internal_errors``.
+    """
+    from errhints._config import internal_errors
+
+    internal_errors.clear()
+    yield
+    if request.node.get_closest_marker("internal_errors") is None and internal_errors:
+        seen = "; ".join(f"{where}: {error!r}" for where, error in internal_errors)
+        internal_errors.clear()
+        pytest.fail(f"errhints reported internal errors: {seen}", pytrace=False)
+
+
 @pytest.fixture(scope="session")
 def standins_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A directory holding the stand-in ``sglang`` and ``llamafactory`` packages."""

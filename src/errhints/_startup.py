@@ -7,30 +7,20 @@ only then reach this module, so a process without ``ERRHINTS=1`` never imports e
 
 from __future__ import annotations
 
-from . import _config
+from ._config import guard
 
-__all__ = ["ENV_VAR", "activate", "activated"]
-
-ENV_VAR = "ERRHINTS"
-_activated = False
+__all__ = ["activate"]
 
 
 def activate() -> None:
-    """Install every door in this process, as ``ERRHINTS=1`` asks; never raises.
+    """Open every process-wide door, as ``ERRHINTS=1`` asks; never raises.
 
     Children keep ``ERRHINTS=1`` (it is already in the environment), so subprocesses and
     spawned multiprocessing workers activate too.
     """
-    global _activated
-    try:
-        from ._api import install
+    with guard("the ERRHINTS=1 start-up hook"):
+        from ._doors import install_process_doors
+        from ._doors.environment import mark_activated_at_startup
 
-        install()
-        _activated = True
-    except Exception as err:
-        _config.report("the ERRHINTS=1 start-up hook", err)
-
-
-def activated() -> bool:
-    """Whether this process was activated by the start-up hook (``ERRHINTS=1``)."""
-    return _activated
+        install_process_doors()
+        mark_activated_at_startup()

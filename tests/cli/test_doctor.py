@@ -36,7 +36,7 @@ def release_text(value: str | dict[str, str]) -> str:
 def catalog_releases() -> dict[str, tuple[int, list[str]]]:
     """Per package: number of catalog files and the releases they name, read from the repo."""
     out: dict[str, tuple[int, list[str]]] = {}
-    for package_dir in sorted(p for p in (ROOT / "catalog").iterdir() if p.is_dir()):
+    for package_dir in sorted(p for p in (ROOT / "catalog").iterdir() if any(p.glob("*.toml"))):
         files = sorted(package_dir.glob("*.toml"))
         releases = sorted(
             {release_text(tomllib.loads(f.read_text(encoding="utf-8"))["release"]) for f in files}

@@ -9,7 +9,8 @@ import pytest
 
 import errhints
 from errhints._core.catalog import load_catalog
-from errhints._core.match import build_index, explain_facts
+from errhints._core.match import build_index
+from errhints._core.pipeline import explain_facts
 from errhints._facts.model import ErrorFacts, Frame
 from standins import CONTEXT_BODY
 

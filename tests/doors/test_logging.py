@@ -275,6 +275,7 @@ def test_install_and_uninstall(clean_logging: None, standins: Path) -> None:
     assert record.getMessage().count(TITLE) == 1
 
 
+@pytest.mark.internal_errors
 def test_internal_failures_leave_the_plain_message(
     clean_logging: None, standins: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

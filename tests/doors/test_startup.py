@@ -104,7 +104,7 @@ def test_activation_reaches_threads_and_logging(
     proc = wenv.run(
         """
         import errhints._doors.hooks, errhints._doors.log_records, errhints._startup
-        print(errhints._startup.activated(), errhints._doors.hooks.state() == 'on',
+        print(errhints._doors.environment.activated_at_startup(), errhints._doors.hooks.state() == 'on',
               errhints._doors.log_records.state() == 'on')
         """,
         tmp_path,

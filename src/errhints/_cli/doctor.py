@@ -49,12 +49,12 @@ def _pytest_plugin_registered() -> bool:
 
 def doors() -> dict[str, Any]:
     """Each door's state in this process, how it was activated, and the pytest plugin."""
-    from .. import _startup
     from .._doors import states
+    from .._doors.environment import activated_at_startup
 
     return {
         **states(),
-        "activated_at_startup": _startup.activated(),
+        "activated_at_startup": activated_at_startup(),
         "pytest_plugin": _pytest_plugin_registered(),
     }
 

@@ -10,17 +10,20 @@ grows; rapidfuzz is imported only when the precise levels found nothing.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .. import _config
+from .._config import guard
 from .._facts.model import ErrorFacts, Frame
 from .catalog import Catalog, ContextFrame, Entry, Site, site_dict
 
 __all__ = ["Confidence", "Index", "Match", "build_index", "explain_facts"]
 
 Confidence = Literal["exact", "strong", "weak"]
+#: Turns text (a placeholder's value) into the failures it contains.
+TextReader = Callable[[str], Iterable[ErrorFacts]]
+
 _RANK = {"exact": 0, "strong": 1, "weak": 2}
 
 #: Characters of a message's head/tail used as index keys.
@@ -195,8 +198,9 @@ def _context_frame(entry: Entry, frames: tuple[Frame, ...]) -> tuple[int, Frame]
 class _Matcher:
     """One explain call: facts in, matches out (no shared mutable state)."""
 
-    def __init__(self, index: Index) -> None:
+    def __init__(self, index: Index, read_text: TextReader | None) -> None:
         self.index = index
+        self.read_text = read_text
         self.found: dict[str, Match] = {}
 
     def add(self, match: Match) -> None:
@@ -306,12 +310,24 @@ class _Matcher:
             value = value.strip()
             if len(value) < MIN_EMBEDDED_CHARS:
                 continue
-            for inner in _facts_in_text(value):
+            for inner in self._facts_in_text(value):
                 inner_stack = stack + inner.frames if inner.frames else stack
                 inner_packages = packages | inner.packages
                 self.one(
                     inner, inner_stack, inner_packages, has_stack, embedded=True, depth=depth + 1
                 )
+
+    def _facts_in_text(self, value: str) -> Iterable[ErrorFacts]:
+        """A placeholder value as facts: tracebacks it contains, else the value as a message."""
+        if self.read_text is not None and (
+            "Traceback (most recent call last)" in value or "Error: " in value
+        ):
+            found: list[ErrorFacts] = []
+            with guard("reading an embedded traceback"):
+                found = list(self.read_text(value))
+            if found:
+                return found
+        return [ErrorFacts(type_name="", message=value)]
 
     def fuzzy(
         self,
@@ -380,30 +396,19 @@ def _embedded_messages(message: str) -> list[str]:
     """Error messages carried inside this one (JSON bodies, client reprs); cheap when none."""
     if "{" not in message:
         return []
-    try:
+    with guard("reading an embedded error body"):  # a broken body must not cost the match
         from .._facts.bodies import embedded_messages
 
         return embedded_messages(message)
-    except Exception as err:  # a broken body must not cost the outer match
-        _config.report("reading an embedded error body", err)
-        return []
+    return []
 
 
-def _facts_in_text(value: str) -> Iterable[ErrorFacts]:
-    """A placeholder value as facts: tracebacks it contains, else the value as a message."""
-    if "Traceback (most recent call last)" in value or "Error: " in value:
-        try:
-            from .._facts.scanner import scan_text
+def explain_facts(
+    facts: ErrorFacts, index: Index, read_text: TextReader | None = None
+) -> list[Match]:
+    """All entries that explain ``facts`` (and its chain), best first, one per entry.
 
-            found = [finding.facts for finding in scan_text(value)]
-        except Exception as err:  # a bad embedded traceback must not cost the outer match
-            _config.report("reading an embedded traceback", err)
-            found = []
-        if found:
-            return found
-    return [ErrorFacts(type_name="", message=value)]
-
-
-def explain_facts(facts: ErrorFacts, index: Index) -> list[Match]:
-    """All entries that explain ``facts`` (and its chain), best first, one per entry."""
-    return _Matcher(index).run(facts)
+    ``read_text`` turns a placeholder's value into the failures it contains (tracebacks in
+    a wrapper message); without it a value is matched as a bare message.
+    """
+    return _Matcher(index, read_text).run(facts)

@@ -11,6 +11,8 @@ from .._config import NOTE_PREFIX, PASS_THROUGH, check_verbosity, guard, verbosi
 
 TYPE_CHECKING = False  # typing and dataclasses stay out of install()'s import cost
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from .._config import Verbosity
     from .match import Match
 
@@ -20,6 +22,7 @@ __all__ = [
     "default_verbosity",
     "explain_exception",
     "has_note",
+    "note_text",
     "set_default_verbosity",
 ]
 
@@ -68,10 +71,17 @@ def has_note(exc: BaseException) -> bool:
 def explain_exception(exc: BaseException, extra_dirs: tuple[str, ...] = ()) -> list[Match]:
     """Facts from the live exception, matched against the (lazily loaded) catalog."""
     from .._facts.live import facts_from_exception
-    from .match import explain_facts
+    from .pipeline import explain_facts
     from .state import get_index
 
     return explain_facts(facts_from_exception(exc), get_index(extra_dirs))
+
+
+def note_text(matches: Sequence[Match], verbosity: Verbosity | None = None) -> str:
+    """The note for ``matches`` (best first), in ``verbosity`` or the default one."""
+    from .render import render_note
+
+    return render_note(matches, verbosity or default_verbosity())
 
 
 def attach(exc: BaseException, verbosity: Verbosity | None = None) -> Outcome:
@@ -89,12 +99,11 @@ def attach(exc: BaseException, verbosity: Verbosity | None = None) -> Outcome:
         matches = explain_exception(exc)
         if not matches:
             return Outcome(None, False)
-        from .render import render_note
-
-        note = render_note(matches, verbosity or default_verbosity())
+        note = note_text(matches, verbosity)
     if note is None:
         return Outcome(None, False)
-    with guard("adding a note"):
+    try:
         exc.add_note(note)
-        return Outcome(note, True)
-    return Outcome(note, False)
+    except Exception:  # it refuses notes (frozen, a hostile __notes__): the door prints it
+        return Outcome(note, False)
+    return Outcome(note, True)

@@ -1,7 +1,10 @@
-"""The text pipeline: the one loop from text to findings, each with the entries that match it.
+"""The explain pipeline: facts or text in, the matching entries out, embedded errors included.
 
-The command line (``errhints explain``) and the logging door both read text through here:
-the scanner of :mod:`errhints._facts.scanner` finds failures, the matcher explains each.
+The one loop from text to findings with their matches (:func:`explain_text`,
+:func:`explain_stream`), used by the command line and the logging door, and the one way a
+live exception's facts are explained (:func:`explain_facts`): the scanner of
+:mod:`errhints._facts.scanner` reads text, the matcher of :mod:`.match` explains each
+failure, and the scanner reads the errors a message carries inside it.
 """
 
 from __future__ import annotations
@@ -10,11 +13,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO
 
+from .._facts.model import ErrorFacts
 from .._facts.scanner import Finding, scan_stream, scan_text
-from .match import Index, Match, explain_facts
-from . import state
+from . import match, state
+from .match import Index, Match
 
-__all__ = ["Explained", "explain_stream", "explain_text"]
+__all__ = ["Explained", "explain_facts", "explain_stream", "explain_text", "facts_in_text"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +27,18 @@ class Explained:
 
     finding: Finding
     matches: tuple[Match, ...]
+
+
+def facts_in_text(text: str) -> list[ErrorFacts]:
+    """The failures written in ``text`` (tracebacks, error lines, bodies), as facts."""
+    return [finding.facts for finding in scan_text(text)]
+
+
+def explain_facts(facts: ErrorFacts, index: Index | None = None) -> list[Match]:
+    """The entries that explain ``facts``, best first; errors embedded in its messages (a
+    wrapped traceback, an HTTP body) are read and matched too."""
+    index = index if index is not None else state.get_index()
+    return match.explain_facts(facts, index, facts_in_text)
 
 
 def _explain(findings: Iterable[Finding], index: Index) -> Iterator[Explained]:

@@ -17,7 +17,16 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
-__all__ = ["NAME", "STARTUP_FILES", "install", "startup_hook", "state", "uninstall"]
+__all__ = [
+    "NAME",
+    "STARTUP_FILES",
+    "activated_at_startup",
+    "install",
+    "mark_activated_at_startup",
+    "startup_hook",
+    "state",
+    "uninstall",
+]
 
 #: The start-up hook files the wheel puts at the root of site-packages.
 STARTUP_FILES = ("errhints-startup.pth", "errhints-startup.start", "_errhints_startup.py")
@@ -29,6 +38,18 @@ NAME = "environment"
 _UNSET = object()
 _lock = ForkSafeLock()
 _previous: object = _UNSET  # what ERRHINTS was before we set it (None: absent)
+_activated_at_startup = False
+
+
+def mark_activated_at_startup() -> None:
+    """Called by the start-up hook once ``ERRHINTS=1`` installed errhints in this process."""
+    global _activated_at_startup
+    _activated_at_startup = True
+
+
+def activated_at_startup() -> bool:
+    """Whether ``ERRHINTS=1`` (the start-up hook) installed errhints in this process."""
+    return _activated_at_startup
 
 
 def install() -> None:

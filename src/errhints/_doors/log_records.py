@@ -194,14 +194,13 @@ def _explain_text(message: str) -> str:
     """Scan the message for failures and render a note for each one the catalog explains."""
     _local.busy = True
     try:
-        from .._core.notes import default_verbosity
+        from .._core.notes import note_text
         from .._core.pipeline import explain_text
-        from .._core.render import render_note
 
         notes: list[str] = []
         for explained in explain_text(message):
             if explained.matches:
-                note = render_note(explained.matches, default_verbosity())
+                note = note_text(explained.matches)
                 if note not in notes:
                     notes.append(note)
         return "\n".join(notes)

@@ -15,12 +15,9 @@ import string
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from .verify import Release
-
-__all__ = ["UPPER_RE", "Collector", "Def", "Fragment", "Module", "parse_source"]
+__all__ = ["UPPER_RE", "Collector", "Def", "Fragment", "Module", "Modules", "parse_source"]
 
 _HOLE = "\x00"  # a dynamic part of a built string (a placeholder's value)
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -31,6 +28,12 @@ _PERCENT_RE = re.compile(
     r"%(?:\([^)]*\))?[#0 +\-]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?[diouxXeEfFgGcrsab%]"
 )
 UPPER_RE = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+
+
+class Modules(Protocol):
+    """Where a :class:`Module` finds the other modules of its release (to follow imports)."""
+
+    def module_by_dotted(self, dotted: str) -> Module | None: ...
 
 
 Def = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
@@ -135,7 +138,7 @@ def _stmt_span(node: ast.stmt) -> tuple[int, int]:
 class Module:
     """One parsed file of a release: its defs by qualname, constants and imports."""
 
-    def __init__(self, release: Release, path: str, tree: ast.Module) -> None:
+    def __init__(self, release: Modules, path: str, tree: ast.Module) -> None:
         self.release = release
         self.path = path
         self.tree = tree
