@@ -8,6 +8,9 @@ not for importing the errhints package.
 
 import os
 
+# errhints._config.ENV_ENABLE and ENV_DEBUG, written out so that this file imports nothing
+# (tests/doors/test_startup.py checks that they agree).
+
 
 def activate() -> None:
     """Install errhints in this process if ``ERRHINTS=1``; silent and harmless otherwise."""

@@ -195,3 +195,14 @@ def test_development_checkout_startup_module_is_cheap(run_py: RunPy) -> None:
         """
     )
     assert proc.stdout.strip() == "['_errhints_startup']", proc.stderr
+
+
+def test_startup_files_name_the_same_variables_as_the_package() -> None:
+    """The start-up files spell the variables out (they import nothing); they must agree."""
+    from errhints._config import ENV_DEBUG, ENV_ENABLE
+
+    src = Path(__file__).resolve().parents[2] / "src"
+    entry = (src / "_errhints_startup.py").read_text(encoding="utf-8")
+    assert f'os.environ.get("{ENV_ENABLE}") != "1"' in entry
+    assert f'os.environ.get("{ENV_DEBUG}") == "1"' in entry
+    assert f'"{ENV_ENABLE}"' in (src / "errhints-startup.pth").read_text(encoding="utf-8")

@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
+from .._config import VERBOSITIES
 from .common import Subparsers, add_catalog_option, print_json, use_colour
 
 if TYPE_CHECKING:
@@ -144,5 +145,5 @@ def add_parser(sub: Subparsers) -> None:
     add_catalog_option(p)
     p.add_argument("files", nargs="*", metavar="FILE", help="files to read; '-' or none: stdin")
     p.add_argument("--json", action="store_true", help="print findings as JSON")
-    p.add_argument("--verbosity", choices=("short", "full"), default="short")
+    p.add_argument("--verbosity", choices=VERBOSITIES, default="short")
     p.set_defaults(func=_cmd_explain)

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from types import FrameType
 from typing import Any
 
-from .._config import ENV_CATALOG_PATH, ENV_ENABLE, ENV_VERBOSITY
+from .._config import ENV_CATALOG_PATH, ENV_ENABLE, ENV_VERBOSITY, VERBOSITIES
 from .common import Subparsers, add_catalog_option
 
 __all__ = ["add_parser", "child_environment", "run_command"]
@@ -151,7 +151,7 @@ def add_parser(sub: Subparsers) -> None:
     add_catalog_option(p)
     p.add_argument(
         "--verbosity",
-        choices=("short", "full"),
+        choices=VERBOSITIES,
         default=None,
         help="set ERRHINTS_VERBOSITY for the command",
     )

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._config import ENV_CATALOG_PATH
 from .releases import ReleaseRange, parse_range
 from .template import Template, TemplateError, parse_template
 
@@ -29,7 +30,6 @@ __all__ = [
     "user_catalog_dirs",
 ]
 
-ENV_CATALOG_PATH = "ERRHINTS_CATALOG_PATH"
 KINDS = ("raise", "assert", "log", "http")
 _ID_RE = re.compile(r"^[a-z][a-z0-9_]*\.[a-z0-9]+(?:-[a-z0-9]+)*$")
 _REQUIRED = (

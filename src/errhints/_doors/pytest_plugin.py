@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from .._config import VERBOSITIES
+
 __all__ = ["NAME", "install", "state", "uninstall"]
 
 #: The door's one-word name, as ``errhints doctor`` shows it.
@@ -54,7 +56,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--errhints-verbosity",
-        choices=("short", "full"),
+        choices=VERBOSITIES,
         default=None,
         help="how much of the explanation to show (default: short)",
     )

@@ -18,6 +18,8 @@ import zipfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from .._config import ENV_CACHE_DIR
+
 __all__ = [
     "ENV_CACHE_DIR",
     "RELEASE_MARKER",
@@ -31,7 +33,6 @@ __all__ = [
     "top_level",
 ]
 
-ENV_CACHE_DIR = "ERRHINTS_CACHE_DIR"
 #: The Python version ``pip download`` asks wheels for (sglang publishes cp311 wheels).
 PIP_PYTHON_VERSION = "3.11"
 #: Written into a release directory that :func:`fetch_release` created (so errhints owns it).
