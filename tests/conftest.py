@@ -67,8 +67,13 @@ def child_env(standins_dir: Path, **extra: str) -> dict[str, str]:
     paths.append(errhints_root)
     env["PYTHONPATH"] = os.pathsep.join(paths)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["ERRHINTS_DEBUG"] = "1"  # a child's internal errors reach its stderr (see run_py)
     env.update(extra)
     return env
+
+
+#: What errhints writes on stderr, in debug mode, when one of its own steps failed.
+INTERNAL_ERROR = "errhints: internal error in "
 
 
 RunPy = Callable[..., subprocess.CompletedProcess[str]]
@@ -84,10 +89,11 @@ def run_py(standins_dir: Path, tmp_path: Path) -> RunPy:
         env: dict[str, str] | None = None,
         timeout: float = 60,
         args: tuple[str, ...] = (),
+        allow_internal_errors: bool = False,
     ) -> subprocess.CompletedProcess[str]:
         script = tmp_path / "child_script.py"
         script.write_text(textwrap.dedent(code), encoding="utf-8")
-        return subprocess.run(
+        proc = subprocess.run(
             [sys.executable, str(script), *args],
             env=child_env(standins_dir, **(env or {})),
             capture_output=True,
@@ -95,5 +101,8 @@ def run_py(standins_dir: Path, tmp_path: Path) -> RunPy:
             timeout=timeout,
             cwd=tmp_path,
         )
+        if INTERNAL_ERROR in proc.stderr and not allow_internal_errors:
+            pytest.fail(f"errhints failed inside the child:\n{proc.stderr[-3000:]}", pytrace=False)
+        return proc
 
     return run
