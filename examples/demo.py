@@ -1,6 +1,6 @@
 """The same LlamaFactory failure, shown without and then with errhints.
 
-Runs a stand-in of LlamaFactory's SGLang engine (same module path, function and message as
+Runs a stand-in of LlamaFactory's SGLang engine (same module path, function and failure as
 llamafactory 0.9.5) in two child processes, then explains a pasted SGLang scheduler log.
 """
 
@@ -13,8 +13,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 FAIL = (
+    "import asyncio\n"
     "from llamafactory.chat.sglang_engine import SGLangEngine\n"
-    "SGLangEngine(context_length=8192)._generate(prompt_tokens=9000)\n"
+    "asyncio.run(SGLangEngine(context_length=8192).chat(prompt_tokens=9000))\n"
 )
 
 

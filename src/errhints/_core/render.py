@@ -101,13 +101,13 @@ def render_entry(entry: Entry) -> str:
     lines.append(
         f"  package:   {entry.package}" + (f" (raised by {entry.origin})" if entry.origin else "")
     )
-    verified = f"{entry.package} {entry.release}"
-    lines.append(f"  exception: {exc}   kind: {entry.kind}   verified against: {verified}")
+    verified = f"{entry.package} {entry.releases}"
+    lines.append(f"  exception: {exc}   kind: {entry.kind}   holds for: {verified}")
     lines.append(f"  message:   {entry.template.source}")
     for site in entry.sites:
         line = f":{site.line}" if site.line else ""
         lines.append(
-            f"  raised at: {site.path}{line} in {site.function} ({entry.package} {site.release})"
+            f"  raised at: {site.path}{line} in {site.function} ({entry.package} {site.releases})"
         )
         url = source_url(entry, site)
         if url:
@@ -128,6 +128,12 @@ def render_entry(entry: Entry) -> str:
         lines.append("")
         lines.append("Example:")
         lines.extend("  " + line for line in entry.example.strip().splitlines())
+    if entry.evidence:
+        lines.append("")
+        lines.append("Seen as:")
+        for evidence in entry.evidence:
+            lines.extend(_wrap(evidence.message, "  "))
+            lines.append(f"    ({evidence.source})")
     if entry.related:
         lines.append("")
         lines.append("Related: " + ", ".join(entry.related))
