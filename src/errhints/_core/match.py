@@ -102,8 +102,24 @@ def _words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text)}
 
 
+def _whole_words(literals: tuple[str, ...]) -> list[str]:
+    """The words of the literal pieces that a placeholder's value cannot extend.
+
+    A word touching a placeholder (``device{rest}``) reads differently in the message
+    (``device7``), so it cannot serve as a key.
+    """
+    words = []
+    last = len(literals) - 1
+    for i, piece in enumerate(literals):
+        for m in _WORD.finditer(piece):
+            if (m.start() == 0 and i > 0) or (m.end() == len(piece) and i < last):
+                continue
+            words.append(m.group().lower())
+    return words
+
+
 def _anchor_word(entry: Entry) -> str | None:
-    words = [w.lower() for piece in entry.template.literals for w in _WORD.findall(piece)]
+    words = _whole_words(entry.template.literals)
     words = [w for w in words if w not in _COMMON_WORDS] or words
     return max(words, key=len) if words else None
 
