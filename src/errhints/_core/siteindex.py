@@ -21,12 +21,11 @@ import threading
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
+from .._facts.model import Frame
 from .releases import ReleaseRange, version_key
 from .template import Template, TemplateError, parse_template
-from .._facts.model import Frame
 
 __all__ = [
     "ENV_SITEINDEX_DIR",
@@ -116,6 +115,10 @@ class Identified:
     url: str
     candidates: int  # how many indexed sites share this template
     on_stack: bool = False
+    #: Every path the site had, oldest first (``path`` is the last of them).
+    paths: tuple[str, ...] = ()
+    #: ``(releases, path, line)`` per run of releases with one path and line, oldest first.
+    runs: tuple[tuple[ReleaseRange, str, int], ...] = ()
 
     @property
     def ranges(self) -> tuple[ReleaseRange, ...]:
@@ -138,6 +141,10 @@ class Identified:
             "url": self.url,
             "candidates": self.candidates,
             "on_stack": self.on_stack,
+            "paths": list(self.paths),
+            "runs": [
+                {"releases": r.to_dict(), "path": path, "line": line} for r, path, line in self.runs
+            ],
         }
 
 
@@ -150,12 +157,14 @@ class _Row:
     candidates: int
     base: Identified | None = None
     paths: frozenset[str] = frozenset()
+    #: Text the message must start with (a cheap test before :meth:`Template.match`).
+    head: str = ""
 
 
 class _Index:
     """The loaded parts of one index directory; shards are read on first need."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: str) -> None:
         self.root = root
         manifest = self._json("manifest.json")
         release_data = self._json("releases.json")
@@ -165,52 +174,64 @@ class _Index:
         self.function_shards = int(manifest["function_shards"])
         self.keys = frozenset(manifest["keys"])
         self.releases: dict[str, list[tuple[str, str]]] = {
-            str(p): [(str(d), str(v)) for d, v in rs]
-            for p, rs in release_data["projects"].items()
+            str(p): [(str(d), str(v)) for d, v in rs] for p, rs in release_data["projects"].items()
         }
-        self._shards: dict[int, dict[str, list[_Row]]] = {}
+        self._shards: dict[int, dict[str, Any]] = {}
+        self._groups: dict[str, list[_Row]] = {}
         self._functions: dict[int, dict[str, Any]] = {}
         self._lock = threading.Lock()
 
     def _json(self, name: str) -> dict[str, Any]:
-        with open(self.root / name, encoding="utf-8") as handle:
+        with open(os.path.join(self.root, name), encoding="utf-8") as handle:
             data = json.load(handle)
         if not isinstance(data, dict):
             raise ValueError(f"{name} is not an object")
         return data
 
     def group(self, word: str) -> list[_Row]:
-        """The rows keyed by ``word`` (empty when the word is no key)."""
+        """The rows keyed by ``word`` (empty when the word is no key); parsed on first use."""
+        rows = self._groups.get(word)
+        if rows is not None:
+            return rows
         if word not in self.keys:
             return []
-        bucket = key_bucket(word, self.site_shards)
+        with self._lock:
+            rows = self._groups.get(word)
+            if rows is None:
+                shard = self._shard(key_bucket(word, self.site_shards))
+                rows = self._rows(shard.get(word, []))
+                self._groups[word] = rows
+        return rows
+
+    def _shard(self, bucket: int) -> dict[str, Any]:
+        """The raw rows of one shard file (call with the lock held)."""
         shard = self._shards.get(bucket)
         if shard is None:
-            shard = self._load_shard(bucket)
-        return shard.get(word, [])
-
-    def _load_shard(self, bucket: int) -> dict[str, list[_Row]]:
-        with self._lock:
-            shard = self._shards.get(bucket)
-            if shard is not None:
-                return shard
-            raw = self._json(f"sites/{bucket:03d}.json")
-            shard = {}
-            for word, rows in raw.items():
-                counts: dict[str, int] = {}
-                for row in rows:
-                    counts[row[3]] = counts.get(row[3], 0) + 1
-                parsed: list[_Row] = []
-                for row in rows:
-                    try:
-                        template = parse_template(row[3])
-                    except TemplateError:
-                        continue
-                    paths = frozenset(run[3] for run in row[7])
-                    parsed.append(_Row(row, template, counts[row[3]], paths=paths))
-                shard[str(word)] = parsed
+            shard = self._json(f"sites/{bucket:03d}.json")
             self._shards[bucket] = shard
-            return shard
+        return shard
+
+    @staticmethod
+    def _rows(raw: list[Any]) -> list[_Row]:
+        counts: dict[str, int] = {}
+        for row in raw:
+            counts[row[3]] = counts.get(row[3], 0) + 1
+        parsed: list[_Row] = []
+        for row in raw:
+            try:
+                template = parse_template(row[3])
+            except TemplateError:
+                continue
+            paths = frozenset(run[3] for run in row[7])
+            lits = template.literals
+            head = lits[0].rstrip() if len(lits) == 1 else lits[0]
+            parsed.append(_Row(row, template, counts[row[3]], paths=paths, head=head))
+        return parsed
+
+    def shard_groups(self, bucket: int) -> list[str]:
+        """The key words of one shard (for :func:`sites_at`)."""
+        with self._lock:
+            return sorted(self._shard(bucket))
 
     def functions(self, function: str) -> dict[str, Any]:
         """``{project: {function: [path history, shards]}}`` of the function's shard."""
@@ -238,7 +259,14 @@ class _Index:
                 spans.append([first, last])
         ranges = tuple(ReleaseRange(versions[a][1], versions[b][1]) for a, b in spans)
         newest = max(runs, key=lambda r: r[1])
-        dist, version = versions[newest[1]]
+        paths: list[str] = []
+        history: list[tuple[ReleaseRange, str, int]] = []
+        for run in sorted(runs, key=lambda r: (r[0], r[1])):
+            if run[3] not in paths:
+                paths.append(run[3])
+            span = ReleaseRange(versions[run[0]][1], versions[run[1]][1])
+            history.append((span, str(run[3]), int(run[2])))
+        _dist, version = versions[newest[1]]
         base, prefix = _REPOS.get(project, ("", ""))
         url = f"{base}/blob/v{version}/{prefix}{newest[3]}#L{newest[2]}" if base else ""
         row.base = Identified(
@@ -254,6 +282,8 @@ class _Index:
             settings=tuple(settings),
             url=url,
             candidates=row.candidates,
+            paths=tuple(paths),
+            runs=tuple(history),
         )
         return row.base
 
@@ -262,26 +292,31 @@ _lock = threading.Lock()
 _state: dict[str, _Index | None] = {}
 
 
-def _data_dir() -> Path:
-    override = os.environ.get(ENV_SITEINDEX_DIR, "").strip()
-    if override:
-        return Path(override)
-    here = Path(__file__).resolve()
-    packaged = here.parents[1] / "catalog" / "index"
-    if packaged.is_dir():
-        return packaged
-    return here.parents[3] / "catalog" / "index"
+_default_dir: list[str] = []
+
+
+def _data_dir() -> str:
+    """The index directory: ``ERRHINTS_SITEINDEX_DIR``, the wheel's, else the checkout's."""
+    override = os.environ.get(ENV_SITEINDEX_DIR, "")
+    if override.strip():
+        return override.strip()
+    if not _default_dir:
+        package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+        packaged = os.path.join(package, "catalog", "index")
+        if not os.path.isdir(packaged):  # a checkout: <root>/src/errhints
+            packaged = os.path.join(os.path.dirname(os.path.dirname(package)), "catalog", "index")
+        _default_dir.append(packaged)
+    return _default_dir[0]
 
 
 def _index() -> _Index | None:
-    root = _data_dir()
-    key = str(root)
+    key = _data_dir()
     if key in _state:
         return _state[key]
     with _lock:
         if key not in _state:
             try:
-                _state[key] = _Index(root)
+                _state[key] = _Index(key)
             except Exception:
                 _state[key] = None
         return _state[key]
@@ -358,12 +393,12 @@ def _identify(
     if index is None:
         return []
     wanted = _short(type_name or "")
-    hits: dict[int, tuple[tuple[int, ...], _Row]] = {}
+    hits: dict[int, tuple[tuple[int, int, int, int, int], _Row]] = {}
     for text in _variants(message[:MAX_MESSAGE] if len(message) > MAX_MESSAGE else message):
         words = set(_WORD.findall(text.lower())) & index.keys
         for word in sorted(words):
             for row in index.group(word):
-                if id(row) in hits:
+                if not text.startswith(row.head) or id(row) in hits:
                     continue
                 kind = row.data[1]
                 if kind == "warning" and not warnings:
@@ -375,13 +410,13 @@ def _identify(
                 stack = bool(frames) and _on_stack(row, frames)
                 newest = max(run[1] for run in row.data[7])
                 rank = (
-                    not stack,
-                    not agrees,
+                    int(not stack),
+                    int(not agrees),
                     _KIND_RANK.get(kind, 4),
                     -row.template.literal_chars,
-                    -newest,
+                    -int(newest),
                 )
-                hits[id(row)] = (tuple(int(x) for x in rank), row)
+                hits[id(row)] = (rank, row)
         if hits:
             break
     ordered = sorted(hits.values(), key=lambda h: (h[0], h[1].data[3], h[1].data[4]))
@@ -423,8 +458,8 @@ def sites_at(package: str, path: str, function: str) -> list[Identified]:
             return []
         found: list[_Row] = []
         for bucket in record[1]:
-            shard = index._shards.get(bucket) or index._load_shard(int(bucket))
-            for rows in shard.values():
+            for word in index.shard_groups(int(bucket)):
+                rows = index.group(word)
                 found.extend(
                     r for r in rows if r.data[0] == project and r.data[4] == function
                     and path in r.paths

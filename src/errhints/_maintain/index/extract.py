@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 #: Bump when what extraction records changes: cached per-release results are then rebuilt.
-EXTRACT_FORMAT = 3
+EXTRACT_FORMAT = 4
 #: The longest guard kept (``ast.unparse`` text, shortened with ``...``).
 MAX_GUARD = 120
 #: The longest placeholder expression kept in a template.
@@ -41,7 +41,8 @@ MAX_PLACEHOLDER = 80
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _PERCENT_RE = re.compile(
-    r"%(?:\((?P<key>[^)]*)\))?[#0 +\-]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?(?P<conv>[diouxXeEfFgGcrsab%])"
+    r"%(?:\((?P<key>[^)]*)\))?[#0 +\-]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?"
+    r"(?P<conv>[diouxXeEfFgGcrsab%])"
 )
 _ERROR_LOG = ("error", "exception", "critical", "fatal")
 _WARNING_LOG = ("warning", "warn")
@@ -49,7 +50,13 @@ _LOGGER_NAMES = frozenset({"logger", "log", "logging", "_logger", "_log", "LOGGE
 _ENV_CALLS = frozenset(
     {"getenv", "get_bool_env_var", "get_int_env_var", "get_float_env_var", "get_str_env_var"}
 )
-_LEVELS = {"ERROR": "log", "CRITICAL": "log", "FATAL": "log", "WARNING": "warning", "WARN": "warning"}
+_LEVELS = {
+    "ERROR": "log",
+    "CRITICAL": "log",
+    "FATAL": "log",
+    "WARNING": "warning",
+    "WARN": "warning",
+}
 
 Part = tuple[bool, str]  # (is_placeholder, text)
 _Guard = tuple[ast.expr, bool] | None  # the condition and whether it is negated (else)
@@ -271,15 +278,16 @@ class _Renderer:
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
             if not isinstance(node.left, ast.Constant) or not isinstance(node.left.value, str):
                 return None
-            right = node.right
+            operand = node.right
             named: dict[str, str] = {}
-            args: list[ast.expr] = [right]
-            if isinstance(right, ast.Tuple):
-                args = list(right.elts)
-            elif isinstance(right, ast.Dict):
+            args: list[ast.expr] = [operand]
+            if isinstance(operand, ast.Tuple):
+                args = list(operand.elts)
+            elif isinstance(operand, ast.Dict):
+                args = []
                 named = {
                     k.value: _unparse(v)
-                    for k, v in zip(right.keys, right.values, strict=False)
+                    for k, v in zip(operand.keys, operand.values, strict=False)
                     if isinstance(k, ast.Constant) and isinstance(k.value, str)
                 }
             return _percent_parts(node.left.value, args, named)
@@ -528,7 +536,9 @@ class _FileWalker:
                     continue
                 for alias in node.names:
                     if alias.name != "*":
-                        self.imports.setdefault(alias.asname or alias.name, f"{source}.{alias.name}")
+                        self.imports.setdefault(
+                            alias.asname or alias.name, f"{source}.{alias.name}"
+                        )
         self.renderer = _Renderer((), self.module_strings)
 
     def walk(self, tree: ast.Module) -> None:
@@ -612,11 +622,7 @@ class _FileWalker:
     ) -> None:
         parts: list[Part] | None = None
         if message is not None:
-            if (
-                extra_args
-                and isinstance(message, ast.Constant)
-                and isinstance(message.value, str)
-            ):
+            if extra_args and isinstance(message, ast.Constant) and isinstance(message.value, str):
                 parts = _percent_parts(message.value, extra_args, {})
             else:
                 parts = self.renderer.parts(message)

@@ -9,14 +9,14 @@ with the line at the run's last release).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from .extract import RawSite, ReleaseSites
 from .settings import map_settings
 
-__all__ = ["LineMode", "Run", "Site", "merge_project"]
+__all__ = ["LineMode", "Run", "Site", "collapse_lines", "merge_project"]
 
 LineMode = Literal["all", "last"]
 
@@ -77,9 +77,12 @@ def _ordinals(sites: Sequence[RawSite]) -> list[tuple[RawSite, int]]:
 
 
 def merge_project(
-    project: str, releases: Sequence[ReleaseSites], *, lines: LineMode = "all"
+    project: str, releases: Iterable[ReleaseSites], *, lines: LineMode = "all"
 ) -> list[Site]:
-    """Site identities of one project from its releases (oldest first), sorted."""
+    """Site identities of one project from its releases (oldest first), sorted.
+
+    ``releases`` is read once, in order, so it may be a generator (one release in memory).
+    """
     sites: list[Site] = []
     by_place: dict[tuple[str, str, str, str, int], Site] = {}
     by_move: dict[tuple[str, str, str, int], list[Site]] = {}
@@ -127,3 +130,17 @@ def merge_project(
                     runs.pop()
     sites.sort(key=Site.sort_key)
     return sites
+
+
+def collapse_lines(sites: Iterable[Site]) -> None:
+    """Join runs that differ only by line, keeping the line at each joined run's last release."""
+    for site in sites:
+        joined: list[Run] = []
+        for run in site.runs:
+            prev = joined[-1] if joined else None
+            if prev is not None and prev.last == run.first - 1 and prev.path == run.path:
+                prev.last = run.last
+                prev.line = run.line
+            else:
+                joined.append(Run(run.first, run.last, run.line, run.path))
+        site.runs = joined

@@ -152,7 +152,8 @@ def map_settings(
                 out.add(flags[name])
             elif name in known:
                 out.add("--" + name.replace("_", "-"))
-        elif project == "llamafactory" and (kind == "hp" or (kind == "self" and in_hparams)):
-            if name in known or kind == "hp":
-                out.add(name)
+        elif project == "llamafactory" and (
+            kind == "hp" or (kind == "self" and in_hparams and name in known)
+        ):
+            out.add(name)  # any hparams attribute is a key (TrainingArguments' too)
     return tuple(sorted(out, key=lambda s: (s.isupper(), s)))

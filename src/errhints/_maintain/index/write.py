@@ -5,7 +5,10 @@ Layout of ``catalog/index/`` (see :mod:`errhints._core.siteindex` for the reader
 ``releases.json``
     the release list per project it was built from: ``[[dist, version], ...]`` oldest first.
 ``manifest.json``
-    format, shard counts, every shard key word, site counts and per-release counts.
+    what a lookup reads first: format, shard counts, every shard key word.
+``stats.json``
+    site identities per project, and per release the sites by kind and what was only
+    counted (bare raises and asserts, messages without literal text).
 ``sites/NNN.json``
     ``{key word: [site, ...]}`` for the key words whose CRC-32 falls in shard NNN; a site is
     ``[project, kind, exception, template, function, guard, [settings], [[first, last, line,
@@ -24,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import textwrap
 import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -48,13 +52,16 @@ line, condition) and in which releases. The source files themselves are not incl
 SGLang
   Copyright the SGLang team (sgl-project, https://github.com/sgl-project/sglang).
   Licensed under the Apache License, Version 2.0.
-  Derived from the released wheels of the "sglang" distribution: {sglang}.
+  Derived from the released wheels of the "sglang" distribution:
+{sglang}
 
 LlamaFactory
   Copyright the LlamaFactory team (hiyouga, https://github.com/hiyouga/LlamaFactory).
   Licensed under the Apache License, Version 2.0.
-  Derived from the released wheels of the "llamafactory" distribution: {llamafactory_new},
-  and of its earlier name "llmtuner": {llamafactory_old}.
+  Derived from the released wheels of the "llamafactory" distribution:
+{llamafactory_new}
+  and of its earlier name "llmtuner":
+{llamafactory_old}
 
 You may obtain a copy of the Apache License, Version 2.0 at
     https://www.apache.org/licenses/LICENSE-2.0
@@ -97,7 +104,8 @@ def _site_row(site: Site) -> list[Any]:
 
 def _versions(releases: Sequence[tuple[str, str]], dist: str | None = None) -> str:
     chosen = [v for d, v in releases if dist is None or d == dist]
-    return ", ".join(chosen) if chosen else "none"
+    text = ", ".join(chosen) if chosen else "none"
+    return textwrap.fill(text, width=92, initial_indent="    ", subsequent_indent="    ")
 
 
 def write_index(
@@ -119,13 +127,13 @@ def write_index(
     unkeyed = 0
     kept: dict[str, int] = {}
     for site in sites:
-        word = choose_keyword(site.template, frequency)
-        if word is None:
+        key = choose_keyword(site.template, frequency)
+        if key is None:
             unkeyed += 1
             continue
         kept[site.project] = kept.get(site.project, 0) + 1
-        bucket = key_bucket(word, site_shards)
-        shards.setdefault(bucket, {}).setdefault(word, []).append(_site_row(site))
+        bucket = key_bucket(key, site_shards)
+        shards.setdefault(bucket, {}).setdefault(key, []).append(_site_row(site))
         fbucket = function_bucket(site.function, function_shards)
         entry = functions.setdefault(fbucket, {}).setdefault(site.project, {})
         record = entry.setdefault(site.function, [[], []])
@@ -152,10 +160,10 @@ def write_index(
         "site_shards": site_shards,
         "function_shards": function_shards,
         "keys": keys,
-        "sites": dict(sorted(kept.items())),
-        "counts": counts,
     }
     _write(staging / "manifest.json", _dump(manifest))
+    stats = {"format": FORMAT, "sites": dict(sorted(kept.items())), "counts": counts}
+    _write(staging / "stats.json", _dump(stats))
     release_lists = {p: [list(r) for r in rs] for p, rs in sorted(releases.items())}
     _write(staging / "releases.json", _dump({"format": FORMAT, "projects": release_lists}))
     lf = list(releases.get("llamafactory", ()))

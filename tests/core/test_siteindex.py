@@ -1,0 +1,208 @@
+"""The site index lookup: messages with their placeholders filled, frames, warnings, bad data."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from errhints._core import siteindex
+from errhints._core.releases import ReleaseRange
+from errhints._facts.model import Frame
+from errhints._maintain.index import build_index
+
+RELEASES = Path(__file__).resolve().parents[1] / "data" / "releases"
+RELEASE_LIST = {
+    "sglang": [("sglang", "0.1.0"), ("sglang", "0.2.0")],
+    "llamafactory": [("llmtuner", "0.1.0"), ("llamafactory", "0.2.0")],
+}
+SOURCES = {key: RELEASES / f"{key[0]}-{key[1]}" for keys in RELEASE_LIST.values() for key in keys}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("siteindex") / "index"
+    build_index(RELEASE_LIST, out, sources=SOURCES)
+    return out
+
+
+@pytest.fixture
+def index_dir(built: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    monkeypatch.setenv(siteindex.ENV_SITEINDEX_DIR, str(built))
+    siteindex.reset()
+    yield built
+    siteindex.reset()
+
+
+def test_identify_filled_message(index_dir: Path) -> None:
+    found = siteindex.identify("ValueError", "tp_size must be positive, got -2")
+    assert len(found) == 1
+    site = found[0]
+    assert (site.project, site.kind, site.exception) == ("sglang", "raise", "ValueError")
+    assert (site.path, site.function, site.line) == (
+        "sglang/srt/server_args.py",
+        "ServerArgs.__post_init__",
+        19,
+    )
+    assert site.releases == ReleaseRange("0.1.0", "0.2.0")
+    assert site.guard == "self.tp_size < 1"
+    assert site.settings == ("--tp-size",)
+    assert site.candidates == 1
+    assert site.on_stack is False
+    assert site.url.endswith("/blob/v0.2.0/python/sglang/srt/server_args.py#L19")
+    assert site.runs == (
+        (ReleaseRange("0.1.0", "0.1.0"), "sglang/srt/server_args.py", 18),
+        (ReleaseRange("0.2.0", "0.2.0"), "sglang/srt/server_args.py", 19),
+    )
+    data = site.to_dict()
+    assert data["releases"] == [{"first": "0.1.0", "last": "0.2.0"}]
+    assert data["runs"][0] == {
+        "releases": {"first": "0.1.0", "last": "0.1.0"},
+        "path": "sglang/srt/server_args.py",
+        "line": 18,
+    }
+    assert data["settings"] == ["--tp-size"]
+
+
+def test_llamafactory_across_rename(index_dir: Path) -> None:
+    found = siteindex.identify(
+        "ValueError", "Quantization is only compatible with the LoRA method."
+    )
+    assert [(i.project, i.path) for i in found] == [
+        ("llamafactory", "llamafactory/hparams/parser.py")
+    ]
+    assert found[0].url == (
+        "https://github.com/hiyouga/LlamaFactory/blob/v0.2.0/src/llamafactory/hparams/parser.py#L9"
+    )
+    assert siteindex.function_history("llamafactory", "get_train_args")[0] == (
+        "llmtuner/hparams/parser.py",
+        ReleaseRange("0.1.0", "0.1.0"),
+    )
+
+
+def test_warnings_off_by_default(index_dir: Path) -> None:
+    message = "mem_fraction_static 0.99 is very high"
+    assert siteindex.identify("", message) == []
+    found = siteindex.identify("", message, warnings=True)
+    assert [i.kind for i in found] == ["warning"]
+
+
+def test_logged_error_and_parser_error(index_dir: Path) -> None:
+    found = siteindex.identify("", "Scheduler hit an exception: CUDA error: out of memory")
+    assert [(i.kind, i.function) for i in found] == [("log", "Scheduler.run_batch")]
+    found = siteindex.identify("SystemExit", "--port cannot be 0 when SGLANG_STRICT_PORT is set")
+    assert found[0].settings == ("SGLANG_STRICT_PORT",)
+
+
+def test_pydantic_wrapped_message(index_dir: Path) -> None:
+    message = (
+        "1 validation error for ChatRequest\ntemperature\n"
+        "  Value error, temperature must be non-negative, got -1.0 "
+        "[type=value_error, input_value=-1.0, input_type=float]"
+    )
+    found = siteindex.identify("ValidationError", message)
+    assert [i.function for i in found] == ["ChatRequest.check_temperature"]
+
+
+def test_frames_rank_first(index_dir: Path, tmp_path: Path) -> None:
+    # two sites share one template: the one on the stack ranks first
+    doubled = tmp_path / "two"
+    shutil.copytree(RELEASES / "sglang-0.2.0", doubled)
+    (doubled / "sglang" / "srt" / "other.py").write_text(
+        "def g(port):\n    raise RuntimeError('Port ' + str(port) + "
+        "' is outside the valid range of ports')\n"
+    )
+    out = tmp_path / "index"
+    build_index({"sglang": [("sglang", "0.2.0")]}, out, sources={("sglang", "0.2.0"): doubled})
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(siteindex.ENV_SITEINDEX_DIR, str(out))
+        siteindex.reset()
+        message = "Port 1 is outside the valid range of ports"
+        plain = siteindex.identify("ValueError", message)
+        assert [i.function for i in plain] == ["check_port", "g"]  # type agreement
+        assert all(i.candidates == 2 for i in plain)
+        frames = [Frame("x/other.py", "g", 2, "sglang/srt/other.py", "sglang")]
+        ranked = siteindex.identify("ValueError", message, frames)
+        assert [(i.function, i.on_stack) for i in ranked] == [("g", True), ("check_port", False)]
+        unqualified = [Frame("x/other.py", "g", 2, "sglang/srt/other.py", "sglang", False)]
+        assert siteindex.identify("ValueError", message, unqualified)[0].function == "g"
+        assert len(siteindex.identify("ValueError", message, limit=1)) == 1
+    siteindex.reset()
+
+
+def test_no_match(index_dir: Path) -> None:
+    assert siteindex.identify("ValueError", "something else entirely") == []
+    assert siteindex.identify("ValueError", "") == []
+    assert siteindex.identify("ValueError", "x" * 1_000_000) == []
+
+
+@pytest.mark.parametrize("damage", ["missing", "manifest", "shard", "format", "rows"])
+def test_bad_data_returns_nothing(
+    built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
+) -> None:
+    copy = tmp_path / "index"
+    shutil.copytree(built, copy)
+    if damage == "missing":
+        shutil.rmtree(copy)
+    elif damage == "manifest":
+        (copy / "manifest.json").write_text("{not json")
+    elif damage == "shard":
+        for shard in (copy / "sites").glob("*.json"):
+            shard.write_text("[1, 2")
+    elif damage == "format":
+        (copy / "releases.json").write_text('{"format": 999, "projects": {}}')
+    else:
+        for shard in (copy / "sites").glob("*.json"):
+            shard.write_text('{"positive": [[1], "x", null]}')
+    monkeypatch.setenv(siteindex.ENV_SITEINDEX_DIR, str(copy))
+    siteindex.reset()
+    try:
+        assert siteindex.identify("ValueError", "tp_size must be positive, got -2") == []
+        assert siteindex.sites_at("sglang", "sglang/srt/server_args.py", "f") == []
+        if damage in ("missing", "manifest", "format"):
+            assert siteindex.releases("sglang") == []
+            assert siteindex.function_history("sglang", "check_port") == []
+    finally:
+        siteindex.reset()
+
+
+def test_threads_load_once(index_dir: Path) -> None:
+    results: list[int] = []
+
+    def worker() -> None:
+        results.append(len(siteindex.identify("ValueError", "tp_size must be positive, got 0")))
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [1] * 8
+
+
+def test_not_loaded_by_import_or_install() -> None:
+    code = (
+        "import sys, errhints; errhints.install(); print('errhints._core.siteindex' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "False"
+
+
+def test_shipped_index_identifies_a_real_message() -> None:
+    shipped = Path(__file__).resolve().parents[2] / "catalog" / "index" / "manifest.json"
+    if not shipped.is_file():
+        pytest.skip("no shipped index in this checkout")
+    siteindex.reset()
+    found = siteindex.identify(
+        "ValueError",
+        "Quantization is only compatible with the LoRA method.",
+    )
+    siteindex.reset()
+    assert found and found[0].project == "llamafactory"

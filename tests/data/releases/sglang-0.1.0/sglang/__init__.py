@@ -1,0 +1,1 @@
+"""A tiny fake sglang release for the site index tests (never imported)."""
