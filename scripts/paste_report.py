@@ -1,0 +1,201 @@
+"""Score ``errhints explain`` on the corpus of real error pastes in tests/data/pastes/.
+
+Each paste listed in ``manifest.jsonl`` is given to ``python -m errhints explain --json --`` in its
+own process, and the findings are compared with the manifest's expectations:
+
+* positives (SGLang/LlamaFactory failures), by form (complete / excerpt / one-line):
+  ``parsed`` = any finding at all, ``recognised`` = any catalog match of any confidence,
+  ``explained`` = the expected entry is among the exact or strong matches,
+  ``covered`` = the manifest names an expected entry (the catalog has one for this failure);
+* negatives (other projects' failures), by form: ``false hints`` = any exact or strong match.
+
+Files under ``holdout/`` are for the final report only; do not read them while tuning.
+
+    PYTHONPATH=src python3.11 scripts/paste_report.py [--split dev|holdout|all] [--json] [--misses]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+PASTES = ROOT / "tests" / "data" / "pastes"
+FORMS = ("complete", "excerpt", "one-line")
+CONFIDENT = frozenset({"exact", "strong"})
+
+
+@dataclass(frozen=True)
+class Match:
+    id: str
+    confidence: str
+
+
+@dataclass
+class Result:
+    file: str
+    polarity: str
+    form: str
+    expected: str | None
+    findings: int = 0
+    matches: list[Match] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def recognised(self) -> bool:
+        return bool(self.matches)
+
+    @property
+    def confident_ids(self) -> set[str]:
+        return {m.id for m in self.matches if m.confidence in CONFIDENT}
+
+    @property
+    def explained(self) -> bool:
+        return self.expected is not None and self.expected in self.confident_ids
+
+    @property
+    def false_hint(self) -> bool:
+        return self.polarity == "negative" and bool(self.confident_ids)
+
+
+def load_manifest(split: str) -> list[dict[str, Any]]:
+    rows = []
+    with (PASTES / "manifest.jsonl").open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                rows.append(json.loads(line))
+    if split == "all":
+        return rows
+    return [r for r in rows if r["file"].split("/", 1)[0] == split]
+
+
+def child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    if importlib.util.find_spec("errhints") is None:
+        src = str(ROOT / "src")
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
+    env["NO_COLOR"] = "1"
+    return env
+
+
+def explain(row: dict[str, Any], env: dict[str, str]) -> Result:
+    result = Result(row["file"], row["polarity"], row["form"], row.get("expected_entry"))
+    cmd = [sys.executable, "-m", "errhints", "explain", "--json", "--", str(PASTES / row["file"])]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, check=False)
+    try:
+        data = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        result.error = f"exit {proc.returncode}: {tail}"
+        return result
+    findings = data.get("findings", [])
+    result.findings = len(findings)
+    for finding in findings:
+        for match in finding.get("matches", []):
+            result.matches.append(Match(match["id"], match["confidence"]))
+    return result
+
+
+def run_all(rows: Sequence[dict[str, Any]], jobs: int) -> list[Result]:
+    env = child_env()
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(lambda row: explain(row, env), rows))
+
+
+def summarise(results: Iterable[Result]) -> dict[str, dict[str, dict[str, int]]]:
+    table: dict[str, dict[str, dict[str, int]]] = {"positive": {}, "negative": {}}
+    for r in results:
+        for form in (r.form, "all"):
+            if r.polarity == "positive":
+                row = table["positive"].setdefault(
+                    form,
+                    {"count": 0, "parsed": 0, "recognised": 0, "explained": 0, "covered": 0},
+                )
+                row["parsed"] += r.findings > 0
+                row["recognised"] += r.recognised
+                row["explained"] += r.explained
+                row["covered"] += r.expected is not None
+            else:
+                row = table["negative"].setdefault(
+                    form, {"count": 0, "parsed": 0, "any match": 0, "false hints": 0}
+                )
+                row["parsed"] += r.findings > 0
+                row["any match"] += r.recognised
+                row["false hints"] += r.false_hint
+            row["count"] += 1
+    return table
+
+
+def print_table(title: str, rows: dict[str, dict[str, int]]) -> None:
+    if not rows:
+        print(f"{title}: none")
+        return
+    columns = list(next(iter(rows.values())))
+    print(title)
+    print(f"  {'form':<10}" + "".join(f"{c:>13}" for c in columns))
+    for form in (*FORMS, "all"):
+        if form in rows:
+            print(f"  {form:<10}" + "".join(f"{rows[form][c]:>13}" for c in columns))
+
+
+def misses(results: Iterable[Result]) -> list[Result]:
+    return [
+        r
+        for r in results
+        if r.error
+        or (r.polarity == "positive" and r.expected is not None and not r.explained)
+        or r.false_hint
+    ]
+
+
+def describe(r: Result) -> str:
+    got = ", ".join(f"{m.id} ({m.confidence})" for m in r.matches) or "nothing"
+    if r.error:
+        return f"{r.file}: ERROR {r.error}"
+    if r.polarity == "negative":
+        return f"{r.file}: false hint: {got}"
+    return f"{r.file}: expected {r.expected}; got {got}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--split", choices=("dev", "holdout", "all"), default="dev")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--misses", action="store_true", help="list pastes not explained right")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    args = parser.parse_args(argv)
+
+    results = run_all(load_manifest(args.split), max(1, args.jobs))
+    table = summarise(results)
+    missed = misses(results)
+    if args.json:
+        out: dict[str, Any] = {"split": args.split, "table": table}
+        if args.misses:
+            out["misses"] = [asdict(r) for r in missed]
+        json.dump(out, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    print(f"split: {args.split} ({len(results)} pastes)")
+    print_table("positives", table["positive"])
+    print_table("negatives", table["negative"])
+    errors = sum(1 for r in results if r.error)
+    if errors:
+        print(f"{errors} paste(s) could not be explained (errhints failed); see --misses")
+    if args.misses:
+        print("misses:")
+        for r in missed:
+            print("  " + describe(r))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
