@@ -31,9 +31,12 @@ __all__ = [
     "ENV_CATALOG_PATH",
     "ENV_DEBUG",
     "ENV_ENABLE",
+    "ENV_SITEINDEX_DIR",
     "ENV_VERBOSITY",
+    "FALSE_VALUES",
     "NOTE_PREFIX",
     "PASS_THROUGH",
+    "TRUE_VALUES",
     "VERBOSITIES",
     "ForkSafeLock",
     "check_verbosity",
@@ -56,6 +59,8 @@ ENV_VERBOSITY = "ERRHINTS_VERBOSITY"
 ENV_CATALOG_PATH = "ERRHINTS_CATALOG_PATH"
 #: Where maintainer commands cache downloaded releases (``off``: a temporary directory).
 ENV_CACHE_DIR = "ERRHINTS_CACHE_DIR"
+#: Another site index directory than the packaged one (tests, a freshly built index).
+ENV_SITEINDEX_DIR = "ERRHINTS_SITEINDEX_DIR"
 
 #: Every note's first line starts with this; it is how each door recognises its own notes.
 NOTE_PREFIX = "errhints:"
@@ -70,8 +75,12 @@ PASS_THROUGH: tuple[type[BaseException], ...] = (
     StopAsyncIteration,
 )
 
-_TRUE = frozenset({"1", "true", "yes", "on", "y", "t"})
-_FALSE = frozenset({"", "0", "false", "no", "off", "n", "f"})
+#: The spellings of on and off that every errhints variable accepts (any case). The start-up
+#: files spell them out too (they import nothing); tests/doors/test_startup.py checks both.
+TRUE_VALUES = ("1", "true", "yes", "on", "y", "t")
+FALSE_VALUES = ("", "0", "false", "no", "off", "n", "f")
+_TRUE = frozenset(TRUE_VALUES)
+_FALSE = frozenset(FALSE_VALUES)
 _warned: set[str] = set()
 
 
@@ -153,7 +162,7 @@ _MAX_KEPT = 32
 
 def debug_enabled() -> bool:
     """Whether ``ERRHINTS_DEBUG=1`` asks for internal failures to be shown."""
-    return os.environ.get(ENV_DEBUG, "") == "1"
+    return os.environ.get(ENV_DEBUG, "").strip().lower() in _TRUE
 
 
 def report(where: str, error: BaseException) -> None:

@@ -171,11 +171,11 @@ def test_internal_failure_falls_back_quietly(run_py: RunPy) -> None:
         """)
         + RAISE
     )
-    quiet = run_py(script)
+    quiet = run_py(script, env={"ERRHINTS_DEBUG": "0"})
     assert quiet.returncode == 1
     assert "RuntimeError: SGLang server error: 400, bad request" in quiet.stderr
     assert "errhints" not in quiet.stderr
-    loud = run_py(script, env={"ERRHINTS_DEBUG": "1"})
+    loud = run_py(script, env={"ERRHINTS_DEBUG": "1"}, allow_internal_errors=True)
     assert "errhints: internal error in explaining an exception" in loud.stderr
     assert "RuntimeError: SGLang server error: 400, bad request" in loud.stderr
 

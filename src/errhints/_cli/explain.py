@@ -57,7 +57,9 @@ def _open(name: str) -> tuple[BinaryIO, int]:
     return handle, os.fstat(handle.fileno()).st_size
 
 
-def _explained(names: Sequence[str], index: Any) -> Iterator[tuple[str, Explained]]:
+def _explained(
+    names: Sequence[str], index: Any, warnings: bool = False
+) -> Iterator[tuple[str, Explained]]:
     from .._core.pipeline import explain_stream
 
     for name in names:
@@ -66,7 +68,7 @@ def _explained(names: Sequence[str], index: Any) -> Iterator[tuple[str, Explaine
             reader: Any = raw
             if size >= PROGRESS_MIN_BYTES and sys.stderr.isatty():
                 reader = _Progress(raw, size, name, sys.stderr)
-            for explained in explain_stream(reader, index):
+            for explained in explain_stream(reader, index, warnings=warnings):
                 yield name, explained
         finally:
             if raw is not sys.stdin.buffer:
@@ -80,8 +82,13 @@ def explain_files(
     verbosity: Verbosity,
     catalog_paths: tuple[str, ...] = (),
     colour: bool = False,
+    warnings: bool = False,
 ) -> int:
-    """Scan ``names`` ('-' is stdin) and print each error found with its explanation."""
+    """Scan ``names`` ('-' is stdin) and print each error found with its explanation.
+
+    A failure no entry explains may still be identified by the site index (where and when
+    it is raised); those are counted apart. ``warnings`` identifies logged warnings too.
+    """
     from .._core.render import render_note
     from .._core.state import get_index
 
@@ -90,11 +97,13 @@ def explain_files(
             print(f"errhints explain: {name}: no such file", file=sys.stderr)
             return 2
     index = get_index(catalog_paths)
-    explained = 0
+    explained = identified = 0
     records: list[dict[str, Any]] = []
-    for name, result in _explained(names, index):
+    for name, result in _explained(names, index, warnings):
         finding, matches = result.finding, result.matches
-        if matches:
+        if matches and matches[0].confidence == "identified":
+            identified += 1
+        elif matches:
             explained += 1
         facts = finding.facts
         if as_json:
@@ -124,9 +133,11 @@ def explain_files(
         print()
     if as_json:
         print_json({"findings": records})
+    elif identified:
+        print(f"errhints: explained {explained}, identified {identified}", file=sys.stderr)
     elif not explained:
         print("errhints: nothing explained", file=sys.stderr)
-    return 0 if explained else 1
+    return 0 if explained or identified else 1
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
@@ -136,6 +147,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         verbosity=args.verbosity,
         catalog_paths=tuple(args.catalog),
         colour=use_colour(sys.stdout),
+        warnings=args.warnings,
     )
 
 
@@ -146,4 +158,9 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("files", nargs="*", metavar="FILE", help="files to read; '-' or none: stdin")
     p.add_argument("--json", action="store_true", help="print findings as JSON")
     p.add_argument("--verbosity", choices=VERBOSITIES, default="short")
+    p.add_argument(
+        "--warnings",
+        action="store_true",
+        help="also identify logged warnings that no entry explains (off by default)",
+    )
     p.set_defaults(func=_cmd_explain)

@@ -1,10 +1,13 @@
 """The matcher: find the catalog entries that explain one failure, and say how sure it is.
 
-Order of trust: ``exact`` (raise site or context frame, and template), ``strong`` (a
-literal-rich template fits the message; site unknown or moved), ``weak`` (fuzzy agreement of
-the template's literal text, for wording that drifted). Candidates always come from an index
+Order of trust: ``exact`` (raise site or context frame, and template; a raise site counts at
+any path its function had in an older release, from the site index), ``strong`` (a
+literal-rich template fits the message; site unknown), ``weak`` (fuzzy agreement of the
+template's literal text, for wording that drifted). Candidates always come from an index
 (message head, tail, distinctive words, raise site), so the cost stays flat as the catalog
-grows; rapidfuzz is imported only when the precise levels found nothing.
+grows; rapidfuzz is imported only when the precise levels found nothing, and the site index
+only when the raise site is not a catalogued one. ``identified`` is not an explanation: the
+pipeline adds it from the site index when no entry fits (see :mod:`.pipeline`).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from .._config import guard
 from .._facts.model import ErrorFacts, Frame
@@ -20,11 +23,11 @@ from .catalog import Catalog, ContextFrame, Entry, Site, site_dict
 
 __all__ = ["Confidence", "Index", "Match", "build_index", "explain_facts"]
 
-Confidence = Literal["exact", "strong", "weak"]
+Confidence = Literal["exact", "strong", "weak", "identified"]
 #: Turns text (a placeholder's value) into the failures it contains.
 TextReader = Callable[[str], Iterable[ErrorFacts]]
 
-_RANK = {"exact": 0, "strong": 1, "weak": 2}
+_RANK = {"exact": 0, "strong": 1, "weak": 2, "identified": 3}
 
 #: Characters of a message's head/tail used as index keys.
 KEY_CHARS = 6
@@ -57,12 +60,15 @@ class Match:
     entry: Entry
     confidence: Confidence
     score: float
-    via: str  # "site", "context", "template", "fuzzy"
+    via: str  # "site", "moved site", "context", "template", "fuzzy", "site index"
     message: str
     site: Site | None = None
     frame: Frame | None = None
     embedded: bool = False
     relation: str = ""
+    #: For ``identified``: the site-index records the message fits, best first
+    #: (``errhints._core.siteindex.Identified``); empty for an entry of the catalog.
+    identified: tuple[Any, ...] = ()
 
     @property
     def id(self) -> str:
@@ -89,6 +95,7 @@ class Match:
             "via": self.via,
             "embedded": self.embedded,
             "sites": [site_dict(s) for s in self.entry.sites],
+            **({"identified": [i.to_dict() for i in self.identified]} if self.identified else {}),
         }
 
 
@@ -290,6 +297,10 @@ class _Matcher:
                 continue
             precise = True
             self.embedded_in(entry, values, stack, packages, has_stack, depth)
+        # 1b. A raise site that moved: the innermost function is an entry's site at another
+        # path in this release (the site index knows every path a function had).
+        if not precise and facts.frames and facts.frames[-1].path and facts.frames[-1].package:
+            precise = self.moved_site(facts, type_names, stack, packages, has_stack, embedded)
         # 3. Fuzzy, only when nothing precise fits.
         if not precise and not embedded:
             self.fuzzy(facts, type_names, packages, has_stack)
@@ -299,6 +310,38 @@ class _Matcher:
                 if inner_message != message:
                     body = ErrorFacts(type_name="", message=inner_message)
                     self.one(body, stack, packages, has_stack, embedded=True, depth=depth + 1)
+
+    def moved_site(
+        self,
+        facts: ErrorFacts,
+        type_names: frozenset[str] | None,
+        stack: tuple[Frame, ...],
+        packages: frozenset[str],
+        has_stack: bool,
+        embedded: bool,
+    ) -> bool:
+        """Match the innermost frame against entries' sites at the other paths of its function."""
+        inner = facts.frames[-1]
+        if not inner.qualified or inner.package is None:
+            return False
+        from .siteindex import function_history
+
+        found = False
+        for path, _releases in function_history(inner.package, inner.function):
+            if path == inner.path:
+                continue
+            for entry, site in self.index.by_site.get((path, _last(inner.function)), ()):
+                if site.function != inner.function or not _type_ok(entry, type_names):
+                    continue
+                values = entry.template.match(facts.message)
+                if values is None:
+                    continue
+                self.add(
+                    self._make(entry, "exact", 99.0, "moved site", facts, embedded, site, inner)
+                )
+                self.embedded_in(entry, values, stack, packages, has_stack, 0)
+                found = True
+        return found
 
     def _in_scope(
         self, entry: Entry, packages: frozenset[str], has_stack: bool, embedded: bool

@@ -11,14 +11,25 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, Any
 
-from .._facts.model import ErrorFacts
+from .._facts.model import ErrorFacts, Frame
 from .._facts.scanner import Finding, scan_stream, scan_text
+from .._packages import project_of
 from . import match, state
+from .catalog import Entry, Site
 from .match import Index, Match
+from .releases import ReleaseRange
+from .template import MIN_LITERAL_CHARS, TemplateError, parse_template
 
-__all__ = ["Explained", "explain_facts", "explain_stream", "explain_text", "facts_in_text"]
+__all__ = [
+    "Explained",
+    "explain_facts",
+    "explain_stream",
+    "explain_text",
+    "facts_in_text",
+    "identify_facts",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,16 +45,104 @@ def facts_in_text(text: str) -> list[ErrorFacts]:
     return [finding.facts for finding in scan_text(text)]
 
 
-def explain_facts(facts: ErrorFacts, index: Index | None = None) -> list[Match]:
+def explain_facts(
+    facts: ErrorFacts,
+    index: Index | None = None,
+    *,
+    identify: bool = True,
+    warnings: bool = False,
+) -> list[Match]:
     """The entries that explain ``facts``, best first; errors embedded in its messages (a
-    wrapped traceback, an HTTP body) are read and matched too."""
+    wrapped traceback, an HTTP body) are read and matched too.
+
+    When no entry fits and ``identify`` is true, the site index may name where the message
+    is raised: one ``identified`` match, which says where and when, never why. Logged
+    warnings are identified only with ``warnings``.
+    """
     index = index if index is not None else state.get_index()
-    return match.explain_facts(facts, index, facts_in_text)
+    matches = match.explain_facts(facts, index, facts_in_text)
+    if matches or not identify:
+        return matches
+    return identify_facts(facts, warnings=warnings)
 
 
-def _explain(findings: Iterable[Finding], index: Index) -> Iterator[Explained]:
+def _involves_a_project(frames: tuple[Frame, ...]) -> bool:
+    return any(f.package is not None and project_of(f.package) for f in frames)
+
+
+def identify_facts(facts: ErrorFacts, *, warnings: bool = False) -> list[Match]:
+    """The site-index record of where ``facts`` (or a failure of its chain) is raised.
+
+    Like curated entries, it needs evidence of SGLang or LlamaFactory: one of their frames
+    on a known stack, or, for text without frames, a message with enough literal text that
+    it cannot be an accident.
+    """
+    from . import siteindex
+
+    stack = facts.frames + tuple(f for member in facts.chain for f in member.frames)
+    has_stack = facts.has_stack or any(member.has_stack for member in facts.chain)
+    if has_stack and not _involves_a_project(stack):
+        return []
+    for failure in (facts, *facts.chain):
+        if not failure.message:
+            continue
+        found = siteindex.identify(failure.type_name, failure.message, stack, warnings=warnings)
+        if not found:
+            continue
+        if not has_stack and _literal_chars(found[0].template) < MIN_LITERAL_CHARS:
+            continue
+        return [
+            Match(
+                entry=_site_entry(found[0]),
+                confidence="identified",
+                score=0.0,
+                via="site index",
+                message=failure.message,
+                relation=failure.relation,
+                identified=tuple(found),
+            )
+        ]
+    return []
+
+
+def _literal_chars(template: str) -> int:
+    try:
+        return parse_template(template).literal_chars
+    except TemplateError:
+        return 0
+
+
+def _site_entry(site: Any) -> Entry:
+    """A stand-in entry for an identified site, so every output can show it like a match."""
+    ranges = site.ranges
+    releases = ReleaseRange(ranges[0].first, ranges[-1].last)
+    try:
+        template = parse_template(site.template)
+    except TemplateError:
+        template = parse_template(site.template.replace("{", "{{").replace("}", "}}"))
+    return Entry(
+        id=f"{site.project}:{site.path}:{site.function}",
+        package=site.project,
+        title=f"not in the catalog; raised in {site.function}",
+        exceptions=(site.exception or "Exception",),
+        template=template,
+        releases=releases,
+        meaning=f"Raised at {site.path}:{site.line} in {site.function} "
+        f"({site.project} {', '.join(str(r) for r in ranges)})"
+        + (f" when {site.guard}." if site.guard else "."),
+        causes=(),
+        fixes=(),
+        kind=site.kind if site.kind in ("raise", "assert", "log") else "log",
+        sites=(Site(path=site.path, function=site.function, releases=releases, line=site.line),),
+        source="site index",
+    )
+
+
+def _explain(
+    findings: Iterable[Finding], index: Index, warnings: bool = False
+) -> Iterator[Explained]:
     for finding in findings:
-        yield Explained(finding, tuple(explain_facts(finding.facts, index)))
+        yield Explained(finding, tuple(explain_facts(finding.facts, index, warnings=warnings)))
 
 
 def explain_text(text: str, index: Index | None = None) -> list[Explained]:
@@ -52,7 +151,12 @@ def explain_text(text: str, index: Index | None = None) -> list[Explained]:
     return list(_explain(scan_text(text, index.log_needles), index))
 
 
-def explain_stream(stream: IO[bytes], index: Index | None = None) -> Iterator[Explained]:
-    """Like :func:`explain_text` for a binary stream, yielding each failure once complete."""
+def explain_stream(
+    stream: IO[bytes], index: Index | None = None, *, warnings: bool = False
+) -> Iterator[Explained]:
+    """Like :func:`explain_text` for a binary stream, yielding each failure once complete.
+
+    With ``warnings``, logged warnings no entry explains are identified too.
+    """
     index = index if index is not None else state.get_index()
-    return _explain(scan_stream(stream, needles=index.log_needles), index)
+    return _explain(scan_stream(stream, needles=index.log_needles), index, warnings)

@@ -20,6 +20,19 @@ __all__ = ["render_entry", "render_note", "source_url"]
 WIDTH = 88
 SHORT_MEANING_LINES = 3
 SHORT_FIXES = 2
+#: A short note never prints more than this many lines of one fix, nor more characters of
+#: a title (a user catalog may hold anything; the note sits under a traceback).
+SHORT_FIX_LINES = 3
+SHORT_TITLE_CHARS = 200
+#: How much of a text is looked at for the short note's few lines.
+_SHORT_SCAN_CHARS = 4 * WIDTH * SHORT_MEANING_LINES
+
+#: What a note says when it explains an error linked to the one raised, not that error.
+_RELATIONS = {
+    "cause": "explains the direct cause of this error (raise ... from)",
+    "context": "explains the error raised while handling another one (its context)",
+    "group": "explains an error inside this exception group",
+}
 
 
 def source_url(entry: Entry, site: Site | None = None) -> str | None:
@@ -36,50 +49,106 @@ def _wrap(text: str, indent: str) -> list[str]:
     return textwrap.wrap(paragraph, width=WIDTH, initial_indent=indent, subsequent_indent=indent)
 
 
+def _clip(lines: list[str], most: int) -> list[str]:
+    """At most ``most`` lines, the last one ending in an ellipsis when some were cut."""
+    if len(lines) <= most:
+        return lines
+    kept = lines[:most]
+    kept[-1] = kept[-1][: WIDTH - 1].rstrip() + "…"
+    return kept
+
+
 def _brief(meaning: str) -> list[str]:
     """The first sentences of ``meaning`` that fit in ``SHORT_MEANING_LINES`` lines."""
     kept: list[str] = []
     text = ""
-    for sentence in re.split(r"(?<=[.!?])\s+", " ".join(meaning.split())):
+    head = meaning[:_SHORT_SCAN_CHARS]
+    for sentence in re.split(r"(?<=[.!?])\s+", " ".join(head.split())):
         candidate = f"{text} {sentence}".strip()
         wrapped = _wrap(candidate, "  ")
         if kept and len(wrapped) > SHORT_MEANING_LINES:
             break
         kept, text = wrapped, candidate
-    return kept
+    return _clip(kept, SHORT_MEANING_LINES)
 
 
-def _numbered(items: Sequence[str], indent: str) -> list[str]:
+def _short(text: str, most: int) -> str:
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
+def _numbered(items: Sequence[str], indent: str, most_lines: int | None = None) -> list[str]:
     lines: list[str] = []
     for i, item in enumerate(items, 1):
         head = f"{indent}{i}. "
+        if most_lines is not None:
+            item = item[: most_lines * WIDTH * 2]
         wrapped = textwrap.wrap(
             " ".join(item.split()),
             width=WIDTH,
             initial_indent=head,
             subsequent_indent=" " * len(head),
         )
-        lines.extend(wrapped)
+        lines.extend(wrapped if most_lines is None else _clip(wrapped, most_lines))
     return lines
 
 
 def _headline(match: Match) -> str:
     hedge = "possibly " if match.confidence == "weak" else ""
-    return f"{hedge}{match.entry.id}: {match.entry.title} [{match.confidence}]"
+    title = _short(match.entry.title, SHORT_TITLE_CHARS)
+    return f"{hedge}{match.entry.id}: {title} [{match.confidence}]"
+
+
+#: Candidate sites an ``identified`` note lists before it gives only their count.
+SHORT_CANDIDATES = 3
+
+
+def _identified_note(match: Match, verbosity: Verbosity) -> str:
+    """Where and when a message no entry explains is raised, from the site index; never why."""
+    sites = match.identified
+    best = sites[0]
+    ranges = ", ".join(str(r) for r in best.ranges)
+    lines = [
+        f"{NOTE_PREFIX} not in the catalog; raised at {best.path}:{best.line} in "
+        f"{best.function} ({best.project} {ranges}) [identified]"
+    ]
+    relation = _RELATIONS.get(match.relation)
+    if relation:
+        lines.append(f"  ({relation})")
+    if best.guard:
+        lines.extend(_wrap(f"Raised when: {best.guard}", "  "))
+    if best.settings:
+        lines.extend(_wrap("Settings involved: " + ", ".join(best.settings), "  "))
+    if best.url:
+        lines.append(f"  Source: {best.url}")
+    shown = len(sites) if verbosity == "full" else min(len(sites), SHORT_CANDIDATES)
+    for other in sites[1:shown]:
+        other_ranges = ", ".join(str(r) for r in other.ranges)
+        lines.append(
+            f"  or: {other.path}:{other.line} in {other.function} ({other.project} {other_ranges})"
+        )
+    more = best.candidates - shown
+    if more > 0:
+        lines.append(f"  {more} more place(s) raise the same message (errhints explain --json)")
+    return "\n".join(lines)
 
 
 def render_note(matches: Sequence[Match], verbosity: Verbosity = "short") -> str:
     """One note for one exception: the best match in a few lines, then the others by name."""
     best = matches[0]
+    if best.confidence == "identified":
+        return _identified_note(best, verbosity)
     entry = best.entry
     lines = [f"{NOTE_PREFIX} {_headline(best)}"]
+    relation = _RELATIONS.get(best.relation)
+    if relation and not best.embedded:
+        lines.append(f"  ({relation})")
     lines.extend(_wrap(entry.meaning, "  ") if verbosity == "full" else _brief(entry.meaning))
     if verbosity == "full":
         lines.append("  Likely causes:")
         lines.extend(_numbered(entry.causes, "    "))
     lines.append("  Try:")
     fixes = entry.fixes if verbosity == "full" else entry.fixes[:SHORT_FIXES]
-    lines.extend(_numbered(fixes, "    "))
+    lines.extend(_numbered(fixes, "    ", None if verbosity == "full" else SHORT_FIX_LINES))
     if verbosity == "full" and entry.example:
         lines.append("  Example:")
         lines.extend("    " + line for line in entry.example.strip().splitlines())
@@ -103,7 +172,9 @@ def render_entry(entry: Entry) -> str:
     )
     verified = f"{entry.package} {entry.releases}"
     lines.append(f"  exception: {exc}   kind: {entry.kind}   holds for: {verified}")
-    lines.append(f"  message:   {entry.template.source}")
+    message = entry.template.source.splitlines() or [""]
+    lines.append(f"  message:   {message[0]}")
+    lines.extend(f"             {line}" for line in message[1:])
     for site in entry.sites:
         line = f":{site.line}" if site.line else ""
         lines.append(

@@ -23,7 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .._config import ENV_SITEINDEX_DIR
 from .._facts.model import Frame
+from .._packages import PROJECTS, project_named
 from .releases import ReleaseRange, version_key
 from .template import Template, TemplateError, parse_template
 
@@ -43,8 +45,6 @@ __all__ = [
 
 #: The data format this reader understands (``manifest.json`` and ``releases.json``).
 FORMAT = 1
-#: A directory holding another site index (tests, a freshly built index).
-ENV_SITEINDEX_DIR = "ERRHINTS_SITEINDEX_DIR"
 #: Key words are runs of ASCII letters of at least this length.
 MIN_KEY_LEN = 3
 #: Messages longer than this are only matched on their first characters' words.
@@ -53,11 +53,10 @@ MAX_MESSAGE = 100_000
 MAX_LINES = 40
 
 _WORD = re.compile(r"[a-z]+")
-_REPOS = {
-    "sglang": ("https://github.com/sgl-project/sglang", "python/"),
-    "llamafactory": ("https://github.com/hiyouga/LlamaFactory", "src/"),
+_PROJECTS = {
+    **{project.name: project.name for project in PROJECTS},
+    **{name: project.name for project in PROJECTS for name in project.import_names},
 }
-_PROJECTS = {"sglang": "sglang", "llamafactory": "llamafactory", "llmtuner": "llamafactory"}
 _KIND_RANK = {"raise": 0, "assert": 1, "log": 2, "warning": 3}
 _PYDANTIC_PREFIXES = ("Value error, ", "Assertion failed, ")
 
@@ -267,8 +266,8 @@ class _Index:
             span = ReleaseRange(versions[run[0]][1], versions[run[1]][1])
             history.append((span, str(run[3]), int(run[2])))
         _dist, version = versions[newest[1]]
-        base, prefix = _REPOS.get(project, ("", ""))
-        url = f"{base}/blob/v{version}/{prefix}{newest[3]}#L{newest[2]}" if base else ""
+        known = project_named(project)
+        url = known.source_url(version, newest[3], int(newest[2])) if known else ""
         row.base = Identified(
             project=project,
             exception=exception,
