@@ -8,7 +8,14 @@ installed package has (so that a user's own folder called ``sglang`` is not SGLa
 
 from __future__ import annotations
 
-__all__ = ["PROJECTS", "Project", "project_named", "project_of"]
+__all__ = [
+    "PROJECTS",
+    "Project",
+    "canonical_path",
+    "project_named",
+    "project_names",
+    "project_of",
+]
 
 
 class Project:
@@ -124,3 +131,21 @@ def project_named(name: str) -> Project | None:
 def project_of(import_name: str) -> Project | None:
     """The project a top-level import name belongs to (``"llmtuner"`` -> LlamaFactory)."""
     return _BY_IMPORT.get(import_name)
+
+
+def canonical_path(path: str) -> str:
+    """``path`` under its project's current import name: ``llmtuner/x.py`` -> ``llamafactory/x.py``.
+
+    Catalog entries name one path for a site across the releases of their range; a release
+    made under a former name has the same files under that name.
+    """
+    head, sep, rest = path.partition("/")
+    project = _BY_IMPORT.get(head)
+    if project is None or not sep or head == project.import_names[0]:
+        return path
+    return f"{project.import_names[0]}/{rest}"
+
+
+def project_names(packages: frozenset[str]) -> frozenset[str]:
+    """Top-level package names with each former import name replaced by its project's name."""
+    return frozenset(_BY_IMPORT[p].name if p in _BY_IMPORT else p for p in packages)

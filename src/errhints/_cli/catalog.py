@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .._core.catalog import Entry, load_catalog
+from .._maintain.ranges import RangeReport, check_ranges
 from .._maintain.releases import check_release_name, default_cache_dir, fetch_releases
 from .._maintain.verify import VerifyReport, needed_releases, verify_catalog
 from .common import Subparsers, add_catalog_option, usage_error
@@ -55,6 +56,11 @@ def add_parser(sub: Subparsers) -> None:
         metavar="PATTERN",
         default=[],
         help="only the entries whose id matches this shell pattern (repeatable)",
+    )
+    verify.add_argument(
+        "--ranges",
+        action="store_true",
+        help="also check every site at every release of its range, through the site index",
     )
     verify.add_argument("--json", action="store_true", help="print the report as JSON")
     verify.add_argument(
@@ -143,14 +149,38 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         report = verify_catalog(
             entries, releases=paths, target=target, reasons=reasons, progress=progress
         )
+    ranges = check_ranges(entries) if args.ranges else []
+    range_failures = [r for r in ranges if not r.ok and not r.skipped]
     if args.json:
         data = report.to_dict()
         data["problems"] = problems
+        if args.ranges:
+            data["ranges"] = [r.to_dict() for r in ranges]
         print(json.dumps(data, indent=2))
     else:
         for problem in problems:
             print(f"FAIL {problem}")
         _print_report(report)
+        if args.ranges:
+            _print_ranges(ranges)
     if reasons and not args.offline_ok:
         return 3
-    return 1 if report.failed or problems else 0
+    return 1 if report.failed or problems or range_failures else 0
+
+
+def _print_ranges(ranges: Sequence[RangeReport]) -> None:
+    """Entries whose sites do not hold at every release of their range, then the summary."""
+    checked = [r for r in ranges if not r.skipped]
+    for r in checked:
+        for where in r.missing:
+            print(f"RANGE {r.id}: not raised at {where}")
+        for where in r.reworded:
+            print(f"RANGE {r.id}: reworded in {where}")
+    ok = sum(r.ok for r in checked)
+    pairs = sum(r.checked for r in checked)
+    share = f"{100 * ok / len(checked):.1f}%" if checked else "-"
+    print(
+        f"ranges: {ok} of {len(checked)} entries hold at every indexed release of their range "
+        f"({pairs} site-release pairs looked up): {share}; "
+        f"{len(ranges) - len(checked)} not in the site index (HTTP responses, message tables)"
+    )

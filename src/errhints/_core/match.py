@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from .._config import guard
 from .._facts.model import ErrorFacts, Frame
+from .._packages import canonical_path, project_names
 from .catalog import Catalog, ContextFrame, Entry, Site, site_dict
 
 __all__ = ["Confidence", "Index", "Match", "build_index", "explain_facts"]
@@ -211,8 +212,10 @@ def _context_frame(entry: Entry, frames: tuple[Frame, ...]) -> tuple[int, Frame]
     """The innermost stack frame that satisfies one of the entry's context frames."""
     for depth, frame in enumerate(reversed(frames)):
         for ctx in entry.context:
-            if frame.path == ctx.path and (
-                ctx.function is None or _function_ok(frame, ctx.function)
+            if (
+                frame.path is not None
+                and canonical_path(frame.path) == ctx.path
+                and (ctx.function is None or _function_ok(frame, ctx.function))
             ):
                 return depth, frame
     return None
@@ -236,7 +239,7 @@ class _Matcher:
         for member in facts.chain:
             stack = stack + member.frames
         has_stack = facts.has_stack or any(m.has_stack for m in facts.chain)
-        packages = frozenset(f.package for f in stack if f.package)
+        packages = project_names(frozenset(f.package for f in stack if f.package))
         self.one(facts, stack, packages, has_stack, embedded=False, depth=0)
         for member in facts.chain:
             self.one(member, stack, packages, has_stack, embedded=False, depth=0)
@@ -259,7 +262,8 @@ class _Matcher:
         if facts.frames:
             inner = facts.frames[-1]
             if inner.path:
-                for entry, site in self.index.by_site.get((inner.path, _last(inner.function)), ()):
+                key = (canonical_path(inner.path), _last(inner.function))
+                for entry, site in self.index.by_site.get(key, ()):
                     if not _function_ok(inner, site.function) or not _type_ok(entry, type_names):
                         continue
                     values = entry.template.match(message)
@@ -328,7 +332,8 @@ class _Matcher:
 
         found = False
         for path, _releases in function_history(inner.package, inner.function):
-            if path == inner.path:
+            path = canonical_path(path)
+            if path == canonical_path(inner.path or ""):
                 continue
             for entry, site in self.index.by_site.get((path, _last(inner.function)), ()):
                 if site.function != inner.function or not _type_ok(entry, type_names):
@@ -371,7 +376,7 @@ class _Matcher:
                 continue
             for inner in self._facts_in_text(value):
                 inner_stack = stack + inner.frames if inner.frames else stack
-                inner_packages = packages | inner.packages
+                inner_packages = packages | project_names(inner.packages)
                 self.one(
                     inner, inner_stack, inner_packages, has_stack, embedded=True, depth=depth + 1
                 )

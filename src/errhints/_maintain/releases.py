@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from .._config import ENV_CACHE_DIR
+from .._packages import project_named
 
 __all__ = [
     "ENV_CACHE_DIR",
@@ -30,6 +31,7 @@ __all__ = [
     "default_cache_dir",
     "fetch_release",
     "fetch_releases",
+    "release_top",
     "top_level",
 ]
 
@@ -80,6 +82,15 @@ def _session_cache_dir() -> Path:
 def top_level(package: str) -> str:
     """The import directory of a distribution (``llama-factory`` -> ``llama_factory``)."""
     return package.replace("-", "_").replace(".", "_").lower()
+
+
+def release_top(package: str, root: Path) -> str | None:
+    """The import directory of ``package`` present under ``root``, under any of its names."""
+    project = project_named(package)
+    for name in project.import_names if project is not None else (top_level(package),):
+        if (root / name).is_dir():
+            return name
+    return None
 
 
 def check_release_name(package: str, version: str) -> None:
@@ -227,11 +238,18 @@ def fetch_releases(
     paths: dict[ReleaseKey, Path | None] = {}
     reasons: dict[ReleaseKey, str] = {}
     for package, version in keys:
-        if progress and cached_release(package, version, cache_dir) is None:
-            progress(f"downloading {package}=={version} (once; cached afterwards)")
-        try:
-            paths[package, version] = fetch_release(package, version, cache_dir)
-        except ReleaseUnavailable as err:
-            paths[package, version] = None
-            reasons[package, version] = err.reason
+        project = project_named(package)
+        # A project published under a former name (LlamaFactory as llmtuner before 0.7.1).
+        names = project.distributions if project is not None else (package,)
+        for name in names:
+            if progress and cached_release(name, version, cache_dir) is None:
+                progress(f"downloading {name}=={version} (once; cached afterwards)")
+            try:
+                paths[package, version] = fetch_release(name, version, cache_dir)
+            except ReleaseUnavailable as err:
+                paths[package, version] = None
+                reasons.setdefault((package, version), err.reason)
+            else:
+                reasons.pop((package, version), None)
+                break
     return paths, reasons

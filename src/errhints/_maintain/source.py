@@ -352,6 +352,20 @@ class Collector:
             receiver = self.render(func.value, holes)
             if receiver is None:
                 return None
+            parts = receiver.split("{}")
+            if not kwargs and len(parts) == len(args) + 1 and "{" not in receiver.replace("{}", ""):
+                # "Undefined dataset {} in {}.".format(name, DATA_CONFIG): a constant argument
+                # is text the user sees, as an f-string's constant would be.
+                out = [parts[0]]
+                for arg, part in zip(args, parts[1:], strict=True):
+                    text = self._inline(arg) if isinstance(arg, ast.Name) else None
+                    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                        text = arg.value
+                    if text is None or _HOLE in text:
+                        holes.append(arg)
+                        text = _HOLE
+                    out.extend((text, part))
+                return "".join(out)
             holes.extend(args + kwargs)
             return _brace_holes(receiver)
         if func.attr in _LOG_METHODS:

@@ -21,7 +21,7 @@ from pathlib import Path
 from .._core.catalog import Entry
 from .._core.template import Template
 from .names import INDEX_FILE, ReleaseIndex, build_index
-from .releases import RELEASE_MARKER, ReleaseKey, top_level
+from .releases import RELEASE_MARKER, ReleaseKey, release_top, top_level
 from .report import Category, CheckResult, EntryReport, Status, VerifyReport
 from .source import Collector, Fragment, Module, parse_source
 
@@ -50,9 +50,18 @@ class Release:
         self.label = f"{package}=={version}"
         self._modules: dict[str, Module | str] = {}
         self._index: ReleaseIndex | None = None
+        #: The import directory the release really has (``llmtuner`` for early LlamaFactory).
+        self.root_package = release_top(package, root) or top_level(package)
 
     def module(self, path: str) -> Module | str:
-        """The parsed file at a package-relative path, or why there is none."""
+        """The parsed file at a package-relative path, or why there is none.
+
+        A catalog path under the project's current name is read under the name this release
+        was published with (``llamafactory/x.py`` in an ``llmtuner`` release).
+        """
+        head, sep, rest = path.partition("/")
+        if sep and head != self.root_package and head == top_level(self.package):
+            path = f"{self.root_package}/{rest}"
         if path in self._modules:
             return self._modules[path]
         parts = path.split("/")
@@ -83,11 +92,6 @@ class Release:
                 found = self.module(candidate)
                 return found if isinstance(found, Module) else None
         return None
-
-    @property
-    def root_package(self) -> str:
-        """The import name of the release's package."""
-        return top_level(self.package)
 
     def index(self, progress: Callable[[str], None] | None = None) -> ReleaseIndex:
         """The mention index: read from the release's cache file, else built (and saved)."""
@@ -399,7 +403,7 @@ class _Verifier:
         if path is None:
             reason = self.reasons.get(key)
             return f"{label} is not available" + (f": {reason}" if reason else "")
-        if not (path / top_level(package)).is_dir():
+        if release_top(package, path) is None:
             return f"{label} at {path} has no {top_level(package)}/ directory"
         self.loaded[key] = Release(package, version, path)
         return self.loaded[key]
