@@ -9,7 +9,7 @@ import pytest
 
 from errhints._core.catalog import Entry, load_catalog
 from errhints._core.template import parse_template
-from errhints._maintain.releases import ReleaseUnavailable, fetch_release
+from errhints._maintain.releases import fetch_releases
 from errhints._maintain.verify import VerifyReport, needed_releases, verify_catalog
 
 pytestmark = pytest.mark.releases
@@ -29,12 +29,9 @@ def entries() -> list[Entry]:
 @pytest.fixture(scope="module")
 def releases(entries: list[Entry]) -> dict[tuple[str, str], Path | None]:
     """Every release the catalog names, fetched through pip into the errhints cache."""
-    paths: dict[tuple[str, str], Path | None] = {}
-    for package, version in sorted(set(PINNED) | set(needed_releases(entries))):
-        try:
-            paths[package, version] = fetch_release(package, version)
-        except ReleaseUnavailable as err:
-            pytest.skip(f"cannot fetch {package}=={version} (offline?): {err.reason}")
+    paths, reasons = fetch_releases(sorted(set(PINNED) | set(needed_releases(entries))))
+    for (package, version), reason in reasons.items():
+        pytest.skip(f"cannot fetch {package}=={version} (offline?): {reason}")
     return paths
 
 
