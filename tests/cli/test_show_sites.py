@@ -70,7 +70,7 @@ def test_the_installed_copy_shows_its_own_source(tmp_path: Path) -> None:
     proc = show(f"AssertionError: {MESSAGE}", path=fake_install(tmp_path, "0.4.0", line))
     assert proc.returncode == 0, proc.stderr
     assert "Source in your installed sglang 0.4.0" in proc.stdout
-    assert f'> {line:>6} | assert ok, "{MESSAGE}"' in proc.stdout
+    assert f'  >{line:>6} | assert ok, "{MESSAGE}"' in proc.stdout
 
 
 def test_an_installed_release_without_the_site_says_so(tmp_path: Path) -> None:
