@@ -8,13 +8,19 @@ The TOML files ship too (they are the source, and what ``errhints show`` users m
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import sys
 import tempfile
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the build requirements bring the backport
+    import tomli as tomllib
 
 
 class CatalogBundleHook(BuildHookInterface):  # type: ignore[misc]
@@ -32,6 +38,34 @@ class CatalogBundleHook(BuildHookInterface):  # type: ignore[misc]
         bundle = Path(self._tmp) / "_bundle.json"
         bundle.write_text(json.dumps(entries, ensure_ascii=False, sort_keys=True), encoding="utf-8")
         build_data["force_include"][str(bundle)] = "errhints/catalog/_bundle.json"
+        prebuilt = Path(self._tmp) / "_prebuilt.json"
+        prebuilt.write_text(json.dumps(self._prebuild(root), sort_keys=True), encoding="utf-8")
+        build_data["force_include"][str(prebuilt)] = "errhints/catalog/_prebuilt.json"
+
+    def _prebuild(self, root: Path) -> Any:
+        """The matcher's lookup tables, built now so that a failure need not build them."""
+        sys.path.insert(0, str(Path(self.root) / "src"))
+        try:
+            from errhints._core.bundle import prebuild
+            from errhints._core.catalog import load_catalog
+
+            saved = os.environ.pop("ERRHINTS_CATALOG_PATH", None)  # the packaged catalog alone
+            try:
+                catalog = load_catalog(builtin=True)
+            finally:
+                if saved is not None:
+                    os.environ["ERRHINTS_CATALOG_PATH"] = saved
+            if catalog.problems:
+                problems = "\n".join(str(p) for p in catalog.problems)
+                raise RuntimeError(f"the catalog does not load cleanly:\n{problems}")
+            sources = {
+                entry.id: Path(entry.source).relative_to("catalog").as_posix() for entry in catalog
+            }
+            return prebuild(catalog, sources)
+        finally:
+            sys.path.remove(str(Path(self.root) / "src"))
+            for name in [m for m in sys.modules if m == "errhints" or m.startswith("errhints.")]:
+                del sys.modules[name]
 
     def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:
         tmp = getattr(self, "_tmp", None)

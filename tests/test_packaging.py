@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import zipfile
@@ -64,6 +65,7 @@ def test_wheel_installed_in_a_fresh_venv_reads_its_bundled_catalog(
             "n": len(cat),
             "problems": [str(p) for p in cat.problems],
             "parsed_toml": "tomllib" in sys.modules,
+            "resources": "importlib_resources" in sys.modules,
         }))
     """
     out = installed.run(code, tmp_path)
@@ -74,6 +76,7 @@ def test_wheel_installed_in_a_fresh_venv_reads_its_bundled_catalog(
     assert info["n"] == len(list((ROOT / "catalog").rglob("*.toml")))
     assert info["problems"] == []
     assert info["parsed_toml"] is False  # the bundle, not ~200 TOML parses
+    assert info["resources"] is False  # a plain directory: pathlib, not importlib_resources
     cli = subprocess.run(
         [str(installed.bin / "errhints"), "show", "llamafactory.sglang-server-error"],
         capture_output=True,
@@ -103,3 +106,129 @@ def test_import_and_install_stay_cheap() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     assert out.stdout.strip() == "[]"
+
+
+def _python(version: str) -> str | None:
+    """A ``python3.X`` interpreter on this machine (PATH or pyenv), or ``None``."""
+    import glob
+    import shutil
+
+    candidates = [shutil.which(f"python{version}")]
+    candidates += sorted(
+        glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}*/bin/python{version}"))
+    )
+    for candidate in candidates:
+        if (
+            candidate
+            and subprocess.run([candidate, "-c", "pass"], capture_output=True).returncode == 0
+        ):
+            return candidate
+    return None
+
+
+def _readme_install_command() -> list[str]:
+    """The install command of the README's quickstart (its first ``pip install`` line)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    quickstart = text[text.index("## Quickstart") :]
+    line = next(line for line in quickstart.splitlines() if line.startswith("pip install"))
+    return line.split("#")[0].split()
+
+
+def test_readme_install_command_is_the_checkout_form() -> None:
+    """No index serves errhints: the quickstart installs from the checkout."""
+    assert _readme_install_command() == ["pip", "install", "."]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", ["3.10", "3.11"])
+def test_readme_install_command_works_in_a_fresh_venv(version: str, tmp_path: Path) -> None:
+    """The README's command, run in the checkout with a fresh venv's pip, installs a working
+    errhints: ``errhints explain`` runs, and an uncaught failure carries the note (on 3.10
+    too, where errhints prints the note itself)."""
+    python = _python(version)
+    if python is None:
+        pytest.skip(f"no python{version} here")
+    venv_dir = tmp_path / "venv"
+    subprocess.run([python, "-m", "venv", str(venv_dir)], check=True)
+    command = _readme_install_command()
+    proc = subprocess.run(
+        [str(venv_dir / "bin" / "python"), "-m", *command[:1], "install", "-q", *command[2:]],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if proc.returncode != 0 and "No matching distribution" in proc.stderr:
+        pytest.skip(f"dependencies cannot be fetched here: {proc.stderr[-300:]}")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    log = "RuntimeError: SGLang server error: 400, bad request\n"
+    explained = subprocess.run(
+        [str(venv_dir / "bin" / "errhints"), "explain", "-"],
+        input=log,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "llamafactory.sglang-server-error" in explained.stdout, explained.stderr
+    from standins import write_standins
+
+    standins = write_standins(tmp_path / "standins")
+    crash = subprocess.run(
+        [
+            str(venv_dir / "bin" / "python"),
+            "-c",
+            "from llamafactory.chat.sglang_engine import SGLangEngine\n"
+            "SGLangEngine(400, 'bad request')._generate()\n",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "ERRHINTS": "1", "PYTHONPATH": str(standins)},
+    )
+    assert crash.returncode == 1
+    assert crash.stderr.count("errhints: llamafactory.sglang-server-error") == 1, crash.stderr
+
+
+@pytest.mark.slow
+def test_python_3_9_is_refused_by_requires_python(tmp_path: Path) -> None:
+    """pip on 3.9 says errhints needs another Python (``Requires-Python``), no build traceback."""
+    python = _python("3.9")
+    if python is None:
+        pytest.skip("no python3.9 here")
+    venv_dir = tmp_path / "venv39"
+    subprocess.run([python, "-m", "venv", str(venv_dir)], check=True)
+    proc = subprocess.run(
+        [str(venv_dir / "bin" / "python"), "-m", "pip", "install", "--dry-run", str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode != 0
+    assert "requires a different Python" in proc.stderr, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.slow
+def test_wheel_builds_only_the_entries_a_failure_touches(
+    installed: WheelEnv, tmp_path: Path
+) -> None:
+    """The wheel's prebuilt index answers the first failure without building every entry."""
+    names = set(zipfile.ZipFile(installed.wheel).namelist())
+    assert "errhints/catalog/_prebuilt.json" in names
+    code = """
+        import json, errhints
+        from errhints._core.state import get_index
+        from errhints._core.pipeline import explain_text
+        index = get_index()
+        found = explain_text("ValueError: Template llama9 does not exist.\\n")
+        print(json.dumps({
+            "ids": [m.id for r in found for m in r.matches],
+            "built": len(index.catalog.entries),
+            "known": len(index.catalog),
+        }))
+    """
+    proc = installed.run(code, tmp_path)
+    data = json.loads(proc.stdout.splitlines()[-1])
+    assert data["ids"][0] == "llamafactory.template-does-not-exist", proc.stderr
+    assert data["known"] >= 600
+    assert 0 < data["built"] <= 20, data

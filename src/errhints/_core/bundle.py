@@ -1,0 +1,162 @@
+"""The wheel's prebuilt catalog index: built at wheel-build time, entries made on demand.
+
+Validating ~750 entries and indexing them costs ~50 ms, and the first failure of a process
+would pay it. So the wheel build (``hatch_build.py``) loads and validates the catalog once and
+writes the matcher's lookup tables as entry ids (``_prebuilt.json``, beside ``_bundle.json``
+which holds the entries' tables). At run time the tables are read as they are, and an entry
+is validated and built only when a lookup hands it to the matcher: a failure touches a few.
+A user catalog (``ERRHINTS_CATALOG_PATH``) is indexed the ordinary way, with every entry.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any, TypeVar
+
+from .catalog import Catalog, CatalogProblem, Entry, entry_from_mapping
+from .match import Index, build_index
+
+__all__ = ["FORMAT", "PREBUILT_NAME", "load_prebuilt", "prebuild"]
+
+#: The file beside ``_bundle.json`` that holds the prebuilt tables.
+PREBUILT_NAME = "_prebuilt.json"
+#: Bumped whenever the tables' layout changes; an older file is ignored.
+FORMAT = 1
+
+T = TypeVar("T")
+
+
+def prebuild(catalog: Catalog, sources: Mapping[str, str]) -> dict[str, Any]:
+    """The lookup tables of ``catalog`` as JSON data: entry ids, sites as (id, position).
+
+    ``sources`` maps each entry id to its key in ``_bundle.json``.
+    """
+    index = build_index(catalog)
+
+    def ids(table: Mapping[str, list[Entry]]) -> dict[str, list[str]]:
+        return {key: [e.id for e in entries] for key, entries in sorted(table.items())}
+
+    return {
+        "format": FORMAT,
+        "sources": dict(sorted(sources.items())),
+        "by_head": ids(index.by_head),
+        "by_tail": ids(index.by_tail),
+        "by_word": ids(index.by_word),
+        "fuzzy_words": ids(index.fuzzy_words),
+        "by_site": {
+            f"{path}\t{function}": [[e.id, e.sites.index(site)] for e, site in pairs]
+            for (path, function), pairs in sorted(index.by_site.items())
+        },
+        "by_context_path": {
+            path: [[e.id, e.context.index(ctx)] for e, ctx in pairs]
+            for path, pairs in sorted(index.by_context_path.items())
+        },
+        "log_needles": list(index.log_needles),
+    }
+
+
+class _LazyCatalog(Catalog):
+    """A catalog whose entries are validated and built on first access."""
+
+    def __init__(self, tables: Mapping[str, Any], sources: Mapping[str, str], label: str) -> None:
+        super().__init__(entries={}, problems=[])
+        self._tables = tables
+        self._sources = dict(sources)
+        self._label = label
+        self._complete = False
+
+    def get(self, entry_id: str) -> Entry | None:
+        entry = self.entries.get(entry_id)
+        if entry is not None or self._complete:
+            return entry
+        relative = self._sources.get(entry_id)
+        if relative is None:
+            return None
+        display = f"{self._label}/{relative}"
+        slug = relative.rpartition("/")[2].removesuffix(".toml")
+        try:
+            entry = entry_from_mapping(self._tables[relative], source=display, slug=slug)
+        except Exception as err:  # validated at build time: only a damaged install lands here
+            self.problems.append(CatalogProblem(display, "(file)", f"invalid: {err}"))
+            self._sources.pop(entry_id, None)
+            return None
+        self.entries[entry_id] = entry
+        return entry
+
+    def _all(self) -> dict[str, Entry]:
+        if not self._complete:
+            for entry_id in list(self._sources):
+                self.get(entry_id)
+            self._complete = True
+        return self.entries
+
+    def __iter__(self) -> Iterator[Entry]:
+        return iter(list(self._all().values()))
+
+    def __len__(self) -> int:
+        return len(self._sources) if not self._complete else len(self.entries)
+
+
+class _Postings(dict[Any, list[T]]):
+    """A lookup table whose entry ids become entries on first access to their key."""
+
+    def __init__(self, raw: Mapping[Any, list[Any]], make: Any) -> None:
+        super().__init__()
+        self._raw = raw
+        self._make = make
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        found = super().get(key)
+        if found is None:
+            ids = self._raw.get(key)
+            if ids is None:
+                return default
+            found = [item for item in (self._make(i) for i in ids) if item is not None]
+            self[key] = found
+        return found
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._raw
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+
+def load_prebuilt(root: Any, label: str = "catalog") -> Index | None:
+    """The prebuilt index of the packaged catalog under ``root``; ``None`` if there is none."""
+    try:
+        prebuilt = root.joinpath(PREBUILT_NAME)
+        bundle = root.joinpath("_bundle.json")
+        if not (prebuilt.is_file() and bundle.is_file()):
+            return None
+        data = json.loads(prebuilt.read_bytes())
+        if data.get("format") != FORMAT:
+            return None
+        tables = json.loads(bundle.read_bytes())
+    except (OSError, ValueError):
+        return None
+    catalog = _LazyCatalog(tables, data["sources"], label)
+
+    def entry(entry_id: str) -> Entry | None:
+        return catalog.get(entry_id)
+
+    def site(pair: list[Any]) -> tuple[Entry, Any] | None:
+        found = catalog.get(pair[0])
+        return (found, found.sites[pair[1]]) if found is not None else None
+
+    def context(pair: list[Any]) -> tuple[Entry, Any] | None:
+        found = catalog.get(pair[0])
+        return (found, found.context[pair[1]]) if found is not None else None
+
+    by_site = {tuple(key.split("\t", 1)): pairs for key, pairs in data["by_site"].items()}
+    return Index(
+        catalog=catalog,
+        by_head=_Postings(data["by_head"], entry),
+        by_tail=_Postings(data["by_tail"], entry),
+        by_word=_Postings(data["by_word"], entry),
+        by_site=_Postings(by_site, site),
+        by_context_path=_Postings(data["by_context_path"], context),
+        fuzzy_words=_Postings(data["fuzzy_words"], entry),
+        log_needles=tuple(data["log_needles"]),
+    )
