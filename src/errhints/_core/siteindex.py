@@ -426,16 +426,23 @@ def _identify(
     return out
 
 
+def _function_record(package: str, function: str) -> tuple[_Index, str, list[Any]] | None:
+    """The loaded index, the project, and the function's record (paths, shard buckets)."""
+    index = _index()
+    project = _PROJECTS.get(package)
+    if index is None or project is None:
+        return None
+    record = index.functions(function).get(project, {}).get(function)
+    return (index, project, record) if record else None
+
+
 def function_history(package: str, function: str) -> list[tuple[str, ReleaseRange]]:
     """The paths ``function`` (a qualname) had across the indexed releases, oldest first."""
     try:
-        index = _index()
-        project = _PROJECTS.get(package)
-        if index is None or project is None:
+        found = _function_record(package, function)
+        if found is None:
             return []
-        record = index.functions(function).get(project, {}).get(function)
-        if not record:
-            return []
+        index, project, record = found
         versions = index.releases[project]
         return [
             (str(path), ReleaseRange(versions[first][1], versions[last][1]))
@@ -448,13 +455,10 @@ def function_history(package: str, function: str) -> list[tuple[str, ReleaseRang
 def sites_at(package: str, path: str, function: str) -> list[Identified]:
     """The indexed sites of ``function`` at ``path`` (in any release), in source order."""
     try:
-        index = _index()
-        project = _PROJECTS.get(package)
-        if index is None or project is None:
+        known = _function_record(package, function)
+        if known is None:
             return []
-        record = index.functions(function).get(project, {}).get(function)
-        if not record:
-            return []
+        index, project, record = known
         found: list[_Row] = []
         for bucket in record[1]:
             for word in index.shard_groups(int(bucket)):
