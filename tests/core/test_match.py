@@ -239,7 +239,7 @@ def test_context_entry_needs_its_frame_and_the_innermost_wins(tmp_path: Path) ->
     )
     assert [m.id for m in explain_facts(facts, index)] == ["sglang.oom-anywhere"]
     bare = ErrorFacts(type_name="torch.OutOfMemoryError", message=message)
-    assert explain_facts(bare, index) == []
+    assert {(m.confidence, m.via) for m in explain_facts(bare, index)} == {("weak", "no context")}
 
 
 def test_embedded_error_is_matched_too(tmp_path: Path) -> None:
@@ -329,3 +329,135 @@ def test_chain_members_are_explained(standins: Path) -> None:
     except KeyError as exc:
         matches = errhints.explain(exc)
     assert [(m.id, m.relation) for m in matches] == [("llamafactory.sglang-server-error", "cause")]
+
+
+# -- evidence from the text: run context, look-alikes, generic sentences ----------------------
+
+_NEEDS_FRAMES = '[context]\nframes = [{path = "sglang/srt/managers/scheduler.py"}]\n'
+
+
+def _text_matches(  # type: ignore[no-untyped-def]
+    index: Index, message: str, context: frozenset[str] = frozenset(), type_name: str = ""
+):
+    facts = ErrorFacts(type_name=type_name, message=message)
+    return [
+        (m.id, m.confidence, m.via)
+        for m in pipeline.explain_facts(facts, index, identify=False, log_context=context)
+    ]
+
+
+def test_an_entry_needing_frames_fires_on_a_lone_line_from_the_log_context(
+    tmp_path: Path,
+) -> None:
+    """A third-party line alone (NCCL, torch) fits an entry that needs SGLang frames: strong
+    when the log shows an SGLang run, and says so; weak, labelled, when nothing does."""
+    index = make_index(
+        tmp_path,
+        {
+            "slug": "nccl-error",
+            "template": '"NCCL error: unhandled system error{rest}"',
+            "extra": _NEEDS_FRAMES,
+        },
+    )
+    message = "NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)"
+    assert _text_matches(index, message, frozenset({"sglang"})) == [
+        ("sglang.nccl-error", "strong", "log context")
+    ]
+    assert _text_matches(index, message) == [("sglang.nccl-error", "weak", "no context")]
+
+
+def test_a_lookalike_project_keeps_entries_weak(tmp_path: Path) -> None:
+    """vLLM's copy of an SGLang message, with vLLM in the frames or the log: weak at most."""
+    index = make_index(
+        tmp_path,
+        {
+            "slug": "arch",
+            "exception": '"ValueError"',
+            "template": '"Model architectures {archs} are not supported for now. Supported'
+            ' architectures: {supported}"',
+        },
+    )
+    message = "Model architectures ['X'] are not supported for now. Supported architectures: []"
+    assert _text_matches(index, message)[0][1] == "strong"
+    assert _text_matches(index, message, frozenset({"vllm"})) == [
+        ("sglang.arch", "weak", "look-alike")
+    ]
+    assert _text_matches(index, message, frozenset({"vllm", "sglang"}))[0][1] == "strong"
+    vllm_frame = frame("vllm/model_executor/models/registry.py", "_raise_for_unsupported")
+    facts = ErrorFacts(
+        type_name="ValueError", message=message, frames=(vllm_frame,), has_stack=True
+    )
+    assert explain_facts(facts, index) == []
+
+
+def test_a_generic_sentence_needs_evidence_to_be_strong(tmp_path: Path) -> None:
+    """``Template {name} does not exist.`` on unrelated text is weak; with the project in the
+    log it is strong. A long, specific message needs no evidence."""
+    index = make_index(
+        tmp_path,
+        {
+            "slug": "template-missing",
+            "exception": '"ValueError"',
+            "template": '"Template {name} does not exist."',
+        },
+        {
+            "slug": "decode-oom",
+            "template": '"Decode out of memory. Try to lower your batch size."',
+        },
+    )
+    message = "Template qwen3 does not exist."
+    assert _text_matches(index, message) == [("sglang.template-missing", "weak", "no context")]
+    assert _text_matches(index, message, frozenset({"sglang"}))[0][1] == "strong"
+    oom = "Decode out of memory. Try to lower your batch size."
+    assert _text_matches(index, oom) == [("sglang.decode-oom", "strong", "template")]
+
+
+def test_sites_and_context_frames_hold_at_the_older_paths_of_their_function(
+    tmp_path: Path,
+) -> None:
+    """``alloc_token_slots`` lived in mem_cache/common.py before 0.5.16 (the site index says so):
+    an entry written for the newer allocation.py still explains a traceback from an older
+    release, exactly, both as its raise site and as its context frame. (The site index is
+    consulted only when nothing else fits: a short template that cannot match on its text.)"""
+    index = make_index(
+        tmp_path,
+        {
+            "slug": "by-site",
+            "template": '"Out of memory.{rest}"',
+            "extra": '[[sites]]\npath = "sglang/srt/mem_cache/allocation.py"\n'
+            'function = "alloc_token_slots"\n',
+        },
+        {
+            "slug": "by-context",
+            "exception": '"OutOfMemoryError"',
+            "template": '"CUDA out of memory. Tried to allocate {size}"',
+            "extra": '[context]\nframes = [{ path = "sglang/srt/mem_cache/allocation.py", '
+            'function = "alloc_token_slots" }]\n',
+        },
+    )
+    old = frame("sglang/srt/mem_cache/common.py", "alloc_token_slots")
+    raised = ErrorFacts(
+        type_name="RuntimeError",
+        message="Out of memory. Try to lower your batch size.",
+        frames=(old,),
+        has_stack=True,
+    )
+    [match] = explain_facts(raised, index)
+    assert (match.id, match.confidence, match.via) == ("sglang.by-site", "exact", "moved site")
+    torch_frame = frame("torch/cuda/memory.py", "empty_cache")
+    oom = ErrorFacts(
+        type_name="OutOfMemoryError",
+        message="CUDA out of memory. Tried to allocate 2.00 GiB",
+        frames=(old, torch_frame),
+        has_stack=True,
+    )
+    assert [(m.id, m.confidence) for m in explain_facts(oom, index)] == [
+        ("sglang.by-context", "exact")
+    ]
+    elsewhere = frame("sglang/srt/other.py", "alloc_token_slots")
+    assert (
+        explain_facts(
+            ErrorFacts("OutOfMemoryError", oom.message, (elsewhere,), has_stack=True), index
+        )
+        == []
+    )

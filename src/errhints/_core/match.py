@@ -209,16 +209,33 @@ def _function_ok(frame: Frame, function: str) -> bool:
 
 
 def _context_frame(entry: Entry, frames: tuple[Frame, ...]) -> tuple[int, Frame] | None:
-    """The innermost stack frame that satisfies one of the entry's context frames."""
+    """The innermost stack frame that satisfies one of the entry's context frames.
+
+    A frame of the context's function at another path counts when that function had the
+    context's path in another release (the site index knows every path it had).
+    """
     for depth, frame in enumerate(reversed(frames)):
+        if frame.path is None:
+            continue
         for ctx in entry.context:
-            if (
-                frame.path is not None
-                and canonical_path(frame.path) == ctx.path
-                and (ctx.function is None or _function_ok(frame, ctx.function))
+            if ctx.function is not None and not _function_ok(frame, ctx.function):
+                continue
+            if canonical_path(frame.path) == ctx.path or (
+                ctx.function is not None and _had_path(frame, ctx.path)
             ):
                 return depth, frame
     return None
+
+
+def _had_path(frame: Frame, path: str) -> bool:
+    """Whether the frame's function, at the frame's path in one release, was at ``path`` in
+    another (the site index holds the paths each function had)."""
+    if not frame.qualified or frame.package is None or frame.path is None:
+        return False
+    from .siteindex import function_history
+
+    paths = {canonical_path(p) for p, _r in function_history(frame.package, frame.function)}
+    return path in paths and canonical_path(frame.path) in paths
 
 
 class _Matcher:
@@ -331,10 +348,11 @@ class _Matcher:
         from .siteindex import function_history
 
         found = False
-        for path, _releases in function_history(inner.package, inner.function):
-            path = canonical_path(path)
-            if path == canonical_path(inner.path or ""):
-                continue
+        history = {canonical_path(p) for p, _r in function_history(inner.package, inner.function)}
+        here = canonical_path(inner.path or "")
+        if here not in history:
+            return False  # not a function the site index knows at this path
+        for path in sorted(history - {here}):
             for entry, site in self.index.by_site.get((path, _last(inner.function)), ()):
                 if site.function != inner.function or not _type_ok(entry, type_names):
                     continue
