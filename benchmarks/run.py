@@ -294,11 +294,6 @@ def make_ctx(tmp: Path, smoke: bool, report: Report) -> Ctx:
     return Ctx(tmp=tmp, lib=lib, env=env, python=sys.executable, smoke=smoke, report=report)
 
 
-def has_module(name: str) -> bool:
-    """Whether ``errhints.<name>`` exists in this checkout (others may still be writing it)."""
-    return (SRC / "errhints" / f"{name}.py").is_file()
-
-
 def ms(seconds: float) -> float:
     return seconds * 1e3
 
@@ -427,13 +422,8 @@ def bench_import(ctx: Ctx, call: str) -> dict[str, float]:
 
 
 def install_call(ctx: Ctx) -> str:
-    """``errhints.install()``, or without the logging door while ``_logging`` is not written."""
-    if has_module("_logging"):
-        return "errhints.install()"
-    ctx.report.notes.append(
-        "errhints._doors.log_records does not exist yet: install() is measured as install(logging=False)"
-    )
-    return "errhints.install(logging=False)"
+    """What the benchmarks call to install errhints: every door, as users do."""
+    return "errhints.install()"
 
 
 def bench_install(ctx: Ctx, call: str) -> None:
@@ -759,6 +749,73 @@ def bench_catalog_size(ctx: Ctx) -> None:
                 group=group,
             )
         )
+
+
+def bench_prebuilt_scale(ctx: Ctx) -> None:
+    """First explain through a wheel-style prebuilt index of 1,000 entries, and with none.
+
+    The wheel's catalog is validated and indexed at build time; a failure builds only the
+    entries its lookups return. Measured in fresh processes: a 1,000-entry prebuilt catalog
+    against the packaged one (~740), for an explained failure and for one only the site
+    index identifies (the full index, loaded lazily).
+    """
+    group = "first explain at scale (prebuilt wheel catalog)"
+    root = ctx.tmp / "prebuilt_1000"
+    generate_catalog(root, 1000)
+    build = f"""
+        import json, shutil
+        from pathlib import Path
+        from errhints._core.bundle import PREBUILT_NAME, prebuild
+        from errhints._core.catalog import load_catalog
+        root = Path({str(root)!r})
+        catalog = load_catalog([root], builtin=False)
+        sources = {{e.id: Path(e.source).relative_to(root).as_posix() for e in catalog}}
+        tables = {{}}
+        import tomllib
+        for rel in sources.values():
+            tables[rel] = tomllib.loads((root / rel).read_text(encoding="utf-8"))
+        (root / "_bundle.json").write_text(json.dumps(tables), encoding="utf-8")
+        (root / PREBUILT_NAME).write_text(json.dumps(prebuild(catalog, sources)), encoding="utf-8")
+        from _bench_child import emit
+        emit({{"entries": len(sources)}})
+    """
+    ctx.child(build)
+    code = f"""
+        import time
+        from pathlib import Path
+        from _bench_child import emit
+        from sglang.srt._errhints_bench import make, make_other
+        t0 = time.perf_counter()
+        from errhints._core.bundle import load_prebuilt
+        from errhints._core.pipeline import explain_facts
+        from errhints._facts.live import facts_from_exception
+        index = load_prebuilt(Path({str(root)!r}), "bench")
+        t1 = time.perf_counter()
+        hit = explain_facts(facts_from_exception(make(10)), index)
+        t2 = time.perf_counter()
+        miss = explain_facts(facts_from_exception(make_other(
+            "multi-node data parallel is not supported", 10)), index)
+        t3 = time.perf_counter()
+        emit({{"load": t1 - t0, "hit": t2 - t1, "identify": t3 - t2,
+              "ids": [m.id for m in hit], "miss": [m.confidence for m in miss],
+              "built": len(index.catalog.entries), "known": len(index.catalog)}})
+    """
+    reps = ctx.reps(15, 4)
+    results = [ctx.child(textwrap.dedent(code)) for _ in range(reps)]
+    first = results[0]
+    note = (
+        f"{first['known']} entries, {first['built']} built; matched {first['ids'][:1]}; "
+        f"unknown failure: {first['miss'][:1]}"
+    )
+    for key, label, budget in (
+        ("load", "load the prebuilt 1,000-entry index (fresh process)", None),
+        ("hit", "then the first explained failure", None),
+        ("identify", "then a failure only the site index knows (loads its shards)", 30.0),
+    ):
+        med, p90 = median_p90([ms(x[key]) for x in results])
+        ok = None if budget is None else med <= budget
+        target = "" if budget is None else f"<= {budget:.0f} ms"
+        ctx.report.add(Row(label, med, p90, "ms", target, ok, reps, note, group=group))
 
 
 def bench_decorator(ctx: Ctx) -> None:
@@ -1156,6 +1213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ("first explain", lambda: ours.update(first_ms=bench_first_explain(ctx))),
             ("warm explain", lambda: ours.update(warm_us=bench_warm_explain(ctx))),
             ("catalog size", lambda: bench_catalog_size(ctx)),
+            ("prebuilt scale", lambda: bench_prebuilt_scale(ctx)),
             ("decorator", lambda: bench_decorator(ctx)),
             ("scanning", lambda: bench_scan(ctx)),
             ("memory", lambda: bench_memory(ctx, call)),
