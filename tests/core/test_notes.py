@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import sys
 from pathlib import Path
 
 import pytest
 
-from errhints._core.notes import attach, has_note
+from errhints._core.notes import add_note, attach, has_note
 from standins import server_error
+
+if sys.version_info < (3, 11):  # the backport, a dependency of pytest on 3.10
+    from exceptiongroup import ExceptionGroup
 
 
 def test_note_is_added_once_and_nothing_else_changes(standins: Path) -> None:
     """Two doors seeing one exception add one note; message, args, type, traceback stay."""
     exc = server_error()
-    exc.add_note("a note of the user's")
+    add_note(exc, "a note of the user's")
     before = (type(exc), exc.args, str(exc), exc.__traceback__, list(exc.__notes__))
     first, second = attach(exc), attach(exc)
     assert first.attached and first.note is not None
@@ -124,3 +128,19 @@ def test_control_flow_exceptions_pass_untouched() -> None:
     for exc in (KeyboardInterrupt(), SystemExit(2)):
         assert attach(exc).note is None
         assert not hasattr(exc, "__notes__")
+
+
+def test_an_http_exception_is_read_by_its_detail(standins: Path) -> None:
+    """starlette's HTTPException prints as ``400: <detail>``; the detail is what matches."""
+    from errhints._facts.live import facts_from_exception
+
+    class HTTPException(Exception):  # the shape of starlette.exceptions.HTTPException
+        def __init__(self, status_code: int, detail: str) -> None:
+            self.status_code, self.detail = status_code, detail
+
+        def __str__(self) -> str:
+            return f"{self.status_code}: {self.detail}"
+
+    facts = facts_from_exception(HTTPException(400, "Invalid length"))
+    assert facts.message == "Invalid length"
+    assert facts_from_exception(ValueError("400: x")).message == "400: x"

@@ -173,12 +173,26 @@ def _one(exc: BaseException, relation: str) -> ErrorFacts:
             names.add(name.rpartition(".")[2])
     return ErrorFacts(
         type_name=_type_name(tp),
-        message=safe_str(exc),
+        message=_message(exc, names),
         frames=_frames(_EXC_ATTR["__traceback__"].__get__(exc)),
         type_names=frozenset(names),
         relation=relation,
         has_stack=True,
     )
+
+
+def _message(exc: BaseException, type_names: set[str]) -> str:
+    """What the exception says. An HTTP exception of starlette or FastAPI prints as
+    ``"400: <detail>"``; the detail is the message its code wrote, so that is what is read
+    (a plain string ``detail`` only, found in the instance's own attributes)."""
+    if "HTTPException" in type_names:
+        try:
+            detail = vars(exc).get("detail")
+        except Exception:  # an exception without a __dict__, or a hostile one
+            detail = None
+        if isinstance(detail, str) and detail:
+            return safe_str(detail)
+    return safe_str(exc)
 
 
 def _linked(exc: BaseException) -> list[tuple[BaseException, str]]:
