@@ -29,6 +29,10 @@ class CatalogBundleHook(BuildHookInterface):  # type: ignore[misc]
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
         if self.target_name != "wheel" or version == "editable":
             return
+        if sys.version_info < (3, 10):
+            # An unsupported Python: pip (which may build the wheel to read its metadata)
+            # must get as far as Requires-Python and say so, not fail in errhints' code.
+            return
         root = Path(self.root) / "catalog"
         entries = {
             path.relative_to(root).as_posix(): tomllib.loads(path.read_text(encoding="utf-8"))

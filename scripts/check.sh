@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Set up one virtualenv per supported Python and run every check: ruff, mypy --strict,
-# the test suite on 3.11, 3.12 and 3.13, and a smoke run of the benchmarks.
+# the test suite on 3.10, 3.11, 3.12 and 3.13, the opt-in integration suite (real Ray and
+# torch on the CPU) once on 3.11, and a smoke run of the benchmarks.
 #   scripts/check.sh            everything
-#   scripts/check.sh --quick    lint, types and tests on the first Python only
+#   scripts/check.sh --quick    lint, types and tests on Python 3.11 only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 quick=0
 [ "${1:-}" = "--quick" ] && quick=1
-versions=(3.11 3.12 3.13)
+versions=(3.11 3.10 3.12 3.13)  # the first one also runs ruff and mypy
 [ "$quick" = 1 ] && versions=(3.11)
 
 find_python() {  # find_python 3.12 -> path of a python3.12 interpreter
@@ -48,7 +49,26 @@ for v in "${versions[@]}"; do
     "$dir/bin/python" -m pytest -q -p no:cacheprovider tests
 done
 
+integration_venv() {  # .venvs/integration: Python 3.11, torch 2.13.0 (CPU), ray, errhints
+    local py dir=".venvs/integration"
+    py=$(find_python 3.11) || return 1
+    if [ ! -x "$dir/bin/python" ]; then
+        "$py" -m venv "$dir" || return 1
+        "$dir/bin/python" -m pip install -q --upgrade pip || return 1
+    fi
+    "$dir/bin/python" -c 'import torch, ray' >/dev/null 2>&1 ||
+        "$dir/bin/python" -m pip install -q torch==2.13.0 ray || return 1
+    "$dir/bin/python" -m pip install -q -e '.[test]' || return 1
+    echo "$dir"
+}
+
 if [ "$quick" = 0 ]; then
+    echo "== integration suite (real Ray and torch, CPU) on Python 3.11"
+    if idir=$(integration_venv); then
+        "$idir/bin/python" -m pytest -q -p no:cacheprovider -m integration tests
+    else
+        echo "skipped: the integration venv (torch==2.13.0, ray) could not be built here"
+    fi
     echo "== benchmarks (smoke)"
     "$first/bin/python" benchmarks/run.py --smoke
 fi

@@ -83,7 +83,9 @@ def normalized_doctor(text: str) -> str:
     text = re.sub(r"^errhints \S+ \(.*\)$", "errhints <version> (<location>)", text, flags=re.M)
     text = re.sub(r"^Python \S+ \(.*\)$", "Python <version> (<executable>)", text, flags=re.M)
     text = re.sub(r"\d+ entries", "<n> entries", text)
-    text = re.sub(r"verified against .*? \[", "verified against <releases> [", text)
+    text = re.sub(
+        r"verified against .*?( \[|$)", r"verified against <releases>\1", text, flags=re.M
+    )
     text = re.sub(r"^( +)(/\S+)$", r"\1<path>", text, flags=re.M)
     return text
 

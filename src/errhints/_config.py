@@ -87,6 +87,9 @@ _warned: set[str] = set()
 def _warn_once(name: str, message: str) -> None:
     if name in _warned:
         return
+    startup = sys.modules.get("_errhints_startup")  # the start-up hook warns about ERRHINTS
+    if name == ENV_ENABLE and getattr(startup, "_warned", None):
+        return
     _warned.add(name)
     try:  # noqa: SIM105 - contextlib would cost import time
         sys.stderr.write(f"{NOTE_PREFIX} {message}\n")
@@ -162,7 +165,7 @@ _MAX_KEPT = 32
 
 def debug_enabled() -> bool:
     """Whether ``ERRHINTS_DEBUG=1`` asks for internal failures to be shown."""
-    return os.environ.get(ENV_DEBUG, "").strip().lower() in _TRUE
+    return env_flag(ENV_DEBUG)
 
 
 def report(where: str, error: BaseException) -> None:

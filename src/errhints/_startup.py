@@ -1,6 +1,6 @@
 """What ``ERRHINTS=1`` runs at interpreter start-up: ``errhints.install()``, never failing.
 
-The start-up files shipped in the wheel (``errhints-startup.pth`` for Python 3.11 to 3.14,
+The start-up files shipped in the wheel (``errhints-startup.pth`` for Python 3.10 to 3.14,
 ``errhints-startup.start`` for Python 3.15+, PEP 829) check the variable themselves and
 only then reach this module, so a process without ``ERRHINTS=1`` never imports errhints.
 """

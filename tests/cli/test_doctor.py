@@ -6,12 +6,12 @@ import json
 import os
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
 
 from conftest import RunPy, child_env
+from errhints._core.catalog import _toml_module
 from wheelenv import ROOT, wheel_env
 
 
@@ -39,7 +39,10 @@ def catalog_releases() -> dict[str, tuple[int, list[str]]]:
     for package_dir in sorted(p for p in (ROOT / "catalog").iterdir() if any(p.glob("*.toml"))):
         files = sorted(package_dir.glob("*.toml"))
         releases = sorted(
-            {release_text(tomllib.loads(f.read_text(encoding="utf-8"))["release"]) for f in files}
+            {
+                release_text(_toml_module().loads(f.read_text(encoding="utf-8"))["release"])
+                for f in files
+            }
         )
         out[package_dir.name] = (len(files), releases)
     return out
@@ -197,3 +200,19 @@ def test_doctor_in_an_installed_wheel_sees_the_startup_hook(
         on = "on" if active else "off"
         assert report["doors"]["hooks"] == on and report["doors"]["logging"] == on
         assert not any("start-up hook" in w for w in report["warnings"])
+
+
+def test_text_report_layout(standins_dir: Path) -> None:
+    """Hook file paths sit under the start-up hook row; "not installed" is said once a package."""
+    lines = doctor(standins_dir).stdout.splitlines()
+    for line in lines:
+        if line.startswith(("  sglang ", "  llamafactory ")) and "not installed" in line:
+            assert line.count("not installed") == 1, line
+            assert len(line) < 160, line
+    hook = next(i for i, line in enumerate(lines) if line.startswith("  start-up hook"))
+    plugin = next(i for i, line in enumerate(lines) if line.startswith("  pytest plugin"))
+    paths = [
+        i for i, line in enumerate(lines) if line.strip().endswith(("startup.pth", "startup.start"))
+    ]
+    paths = [i for i in paths if i != hook]
+    assert all(hook < i < plugin for i in paths), "\n".join(lines)

@@ -166,4 +166,123 @@ def test_a_python_from_another_environment_gets_a_note(tmp_path: Path) -> None:
         env={**os.environ, "PATH": f"{other}{os.pathsep}{os.environ['PATH']}"},
     )
     assert proc.returncode == 3
-    assert f"python3 is {fake}, not the Python errhints is installed in" in proc.stderr
+    assert f"python3 ({fake}) is not the Python errhints is installed in" in proc.stderr
+
+
+def test_an_absolute_python_path_is_not_compared_with_itself(tmp_path: Path) -> None:
+    """``errhints run -- /path/python3``: the note names the path once."""
+    other = tmp_path / "otherenv" / "bin"
+    other.mkdir(parents=True)
+    fake = other / "python3"
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(0o755)
+    proc = subprocess.run(
+        [sys.executable, "-m", "errhints", "run", "--", str(fake)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0
+    assert f"note: {fake} is not the Python errhints is installed in" in proc.stderr
+    assert proc.stderr.count(str(fake)) == 1
+
+
+def test_a_relative_catalog_path_is_made_absolute(standins_dir: Path, tmp_path: Path) -> None:
+    (tmp_path / "cat").mkdir()
+    code = "import os; print(os.environ['ERRHINTS_CATALOG_PATH'])"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "errhints",
+            "run",
+            "--catalog",
+            "cat",
+            "--",
+            sys.executable,
+            "-c",
+            code,
+        ],
+        env=child_env(standins_dir),
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert proc.stdout.strip() == str(tmp_path / "cat"), proc.stderr
+
+
+def _start_waiting_child(
+    standins_dir: Path, tmp_path: Path, **popen: object
+) -> subprocess.Popen[str]:
+    ready = tmp_path / "ready"
+    code = (
+        "import signal, sys, time, pathlib\n"
+        "def got(*a):\n"
+        "    print('child got SIGINT', flush=True)\n"
+        "signal.signal(signal.SIGINT, got)\n"
+        f"pathlib.Path({str(ready)!r}).touch()\n"
+        "deadline = time.monotonic() + 3\n"
+        "while time.monotonic() < deadline: time.sleep(0.05)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "errhints", "run", "--", sys.executable, "-c", code],
+        env=child_env(standins_dir),
+        text=True,
+        **popen,  # type: ignore[call-overload]
+    )
+    deadline = time.monotonic() + 30
+    while not ready.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert ready.exists()
+    time.sleep(0.2)  # errhints run is waiting (its SIGINT handling set up)
+    return proc
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the signal's origin")
+def test_sigint_sent_to_errhints_alone_is_forwarded(standins_dir: Path, tmp_path: Path) -> None:
+    """``kill -INT <errhints run>`` reaches the command, once."""
+    proc = _start_waiting_child(
+        standins_dir, tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert out.count("child got SIGINT") == 1, err
+    assert proc.returncode == 0
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs a pseudo-terminal")
+def test_terminal_ctrl_c_reaches_the_command_once(standins_dir: Path, tmp_path: Path) -> None:
+    """Ctrl-C on a terminal signals the whole foreground group: the command sees it once."""
+    import pty
+
+    leader, follower = pty.openpty()
+
+    def session() -> None:  # a new session whose controlling terminal is the pty
+        os.setsid()
+        import fcntl
+        import termios
+
+        fcntl.ioctl(follower, termios.TIOCSCTTY, 0)
+
+    proc = _start_waiting_child(
+        standins_dir,
+        tmp_path,
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        preexec_fn=session,
+    )
+    os.write(leader, b"\x03")  # the terminal's interrupt character
+    proc.wait(timeout=30)
+    os.close(follower)
+    output = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        output += chunk
+    os.close(leader)
+    assert output.decode(errors="replace").count("child got SIGINT") == 1, output

@@ -157,3 +157,20 @@ def test_note_refused_by_the_exception_is_shown_in_its_own_section(
     assert out.count(TITLE) == 1, out
     assert out.index("SGLang server error: 400, x") < out.index("errhints ---") < out.index(TITLE)
     result.stdout.fnmatch_lines(["errhints: explained 1 of 1 failures"])
+
+
+def test_no_summary_when_nothing_was_explained(pytester: pytest.Pytester) -> None:
+    """An unrelated project's failing run gets no "explained 0 of 1 failures" line."""
+    pytester.makepyfile(test_other="def test_fails():\n    assert 1 == 2\n")
+    result = run(pytester, "-q")
+    result.assert_outcomes(failed=1)
+    assert "errhints" not in result.stdout.str()
+
+
+def test_tb_line_adds_one_line(project: pytest.Pytester) -> None:
+    """``--tb=line``: the explained failure gets the note's headline, one extra line only."""
+    plain = run(project, "--tb=line", "--no-errhints").stdout.lines
+    noted = run(project, "--tb=line").stdout.lines
+    assert sum(line.strip().startswith(TITLE) for line in noted) == 1
+    # one line for the note, one for the summary
+    assert len(noted) - len(plain) == 2, "\n".join(plain) + "\n----\n" + "\n".join(noted)

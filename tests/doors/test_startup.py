@@ -53,7 +53,7 @@ def test_pth_line_checks_the_variable_before_importing_anything(
     monkeypatch.delenv("ERRHINTS", raising=False)
     [line] = _code_lines(PTH)
     assert line.startswith("import os;")
-    assert line.index('os.environ.get("ERRHINTS") == "1"') < line.index("__import__")
+    assert line.index('os.environ.get("ERRHINTS", "0")') < line.index("__import__")
     namespace: dict[str, object] = {}
     before = set(sys.modules)
     exec(compile(line, str(PTH), "exec"), namespace)  # what site.py does, with ERRHINTS unset
@@ -199,10 +199,67 @@ def test_development_checkout_startup_module_is_cheap(run_py: RunPy) -> None:
 
 def test_startup_files_name_the_same_variables_as_the_package() -> None:
     """The start-up files spell the variables out (they import nothing); they must agree."""
-    from errhints._config import ENV_DEBUG, ENV_ENABLE
+    from errhints._config import ENV_DEBUG, ENV_ENABLE, FALSE_VALUES, TRUE_VALUES
 
     src = Path(__file__).resolve().parents[2] / "src"
     entry = (src / "_errhints_startup.py").read_text(encoding="utf-8")
-    assert f'os.environ.get("{ENV_ENABLE}") != "1"' in entry
-    assert f'os.environ.get("{ENV_DEBUG}") == "1"' in entry
-    assert f'"{ENV_ENABLE}"' in (src / "errhints-startup.pth").read_text(encoding="utf-8")
+    assert f'os.environ.get("{ENV_ENABLE}", "")' in entry
+    assert f'os.environ.get("{ENV_DEBUG}", "")' in entry
+    assert f"_TRUE = {TRUE_VALUES!r}".replace("'", '"') in entry
+    assert f"_FALSE = {FALSE_VALUES!r}".replace("'", '"') in entry
+    pth = (src / "errhints-startup.pth").read_text(encoding="utf-8")
+    assert f'"{ENV_ENABLE}"' in pth
+    assert f"not in {FALSE_VALUES!r}".replace("'", '"') in pth
+
+
+@pytest.mark.parametrize("value", ["1", "true", "YES", "on", " On "])
+def test_truthy_spellings_activate(value: str, run_py: RunPy) -> None:
+    """``ERRHINTS=true``, ``yes``, ``on`` (any case) turn errhints on like ``1``."""
+    proc = run_py(
+        """
+        import _errhints_startup, errhints._doors as d
+        _errhints_startup.activate()
+        print(d.states()["hooks"])
+        """,
+        env={"ERRHINTS": value},
+    )
+    assert proc.stdout.strip() == "on", proc.stderr
+    assert proc.stderr == ""
+
+
+def test_unknown_value_warns_once_and_stays_off(run_py: RunPy) -> None:
+    """``ERRHINTS=maybe``: one line on stderr, errhints stays off."""
+    proc = run_py(
+        """
+        import _errhints_startup, errhints._doors as d
+        _errhints_startup.activate()
+        print(d.states()["hooks"])
+        """,
+        env={"ERRHINTS": "maybe"},
+    )
+    assert proc.stdout.strip() == "off"
+    assert proc.stderr == "errhints: ignoring ERRHINTS='maybe': use 1/true/yes/on or 0/false\n"
+
+
+def test_pth_line_accepts_truthy_spellings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The .pth line itself reaches the start-up module for every truthy spelling, not for off."""
+    [line] = _code_lines(PTH)
+    calls: list[str] = []
+
+    class Fake:
+        @staticmethod
+        def activate() -> None:
+            calls.append("x")
+
+    for value, expected in [("yes", 1), ("TRUE", 1), ("on", 1), ("0", 0), ("off", 0), ("", 0)]:
+        calls.clear()
+        monkeypatch.setenv("ERRHINTS", value)
+        namespace = {
+            "__builtins__": {
+                "__import__": lambda name, *a: (
+                    Fake if name == "_errhints_startup" else __import__(name, *a)
+                )
+            }
+        }
+        exec(compile(line, str(PTH), "exec"), namespace)
+        assert len(calls) == expected, value

@@ -27,7 +27,6 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"errhints {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.required = True
     explain.add_parser(sub)
     browse.add_parser(sub)
     catalog.add_parser(sub)
@@ -39,7 +38,13 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     parser = _parser()
-    args = parser.parse_args(argv)
+    # Not ``parse_args`` with a required COMMAND: argparse would then answer an unknown flag
+    # (``errhints --frobnicate``) with "COMMAND required" instead of naming the flag.
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if getattr(args, "func", None) is None:
+        parser.error("a COMMAND is required (explain, list, show, search, run, doctor, catalog)")
     try:
         result: int = args.func(args)
     except KeyboardInterrupt:

@@ -133,6 +133,23 @@ def collect(catalog_paths: Sequence[str] = ()) -> dict[str, Any]:
     }
 
 
+def _version_key(version: str) -> tuple[int, ...]:
+    import re
+
+    return tuple(int(n) for n in re.findall(r"\d+", version))
+
+
+def _span(ranges: list[str]) -> str:
+    """``0.4.0 to 0.5.23`` for many release ranges (the JSON report lists each one)."""
+    if not ranges:
+        return "-"
+    if len(ranges) <= 2:
+        return ", ".join(ranges)
+    ends = [end for r in ranges for end in r.split(" to ")]
+    low, high = min(ends, key=_version_key), max(ends, key=_version_key)
+    return f"releases {low} to {high} ({len(ranges)} ranges; --json lists them)"
+
+
 def render(report: dict[str, Any]) -> str:
     """The report as text for a terminal."""
     lines: list[str] = []
@@ -143,10 +160,11 @@ def render(report: dict[str, Any]) -> str:
     lines.append("Installed packages and catalog coverage")
     for name, info in report["catalog"]["packages"].items():
         installed = info["installed"] or "not installed"
-        releases = ", ".join(info["verified_against"]) or "-"
+        releases = _span(info["verified_against"])
+        status = "" if info["status"] == "not installed" else f" [{info['status']}]"
         lines.append(
             f"  {name:<13} {installed:<14} {info['entries']:>3} entries, "
-            f"verified against {releases:<8} [{info['status']}]"
+            f"verified against {releases}{status}"
         )
     lines.append("")
     d = report["doors"]
@@ -156,6 +174,7 @@ def render(report: dict[str, Any]) -> str:
         ("interpreter hooks", d["hooks"], "errhints.install()"),
         ("logging", d["logging"], "error records carrying a traceback"),
         ("multiprocessing", d["multiprocessing"], "exceptions escaping Process.run"),
+        ("Ray", d.get("ray", "off"), "RayTaskError of failed Ray tasks and actors"),
         ("environment", d["environment"], "ERRHINTS=1 in the environment of new processes"),
         ("annotate", d["annotate"], "@errhints.annotate"),
         ("IPython", d["ipython"], "%load_ext errhints"),
@@ -173,9 +192,10 @@ def render(report: dict[str, Any]) -> str:
     ]
     for name, state, what in rows:
         lines.append(f"  {name:<18} {state:<11} {what}")
-    for name in ("errhints-startup.pth", "errhints-startup.start"):
-        for path in hook["files"].get(name, []):
-            lines.append(f"  {'':<18} {'':<11} {path}")
+        if name == "start-up hook":  # its files, under its own row
+            for file in ("errhints-startup.pth", "errhints-startup.start"):
+                for path in hook["files"].get(file, []):
+                    lines.append(f"  {'':<18} {'':<11} {path}")
     if report["warnings"]:
         lines.append("")
         lines.append("Warnings")

@@ -4,7 +4,9 @@ Every Python process the command starts (and their children) activates errhints 
 the start-up hook of the installed wheel, with no change to the command. The exit status
 passes through; a command killed by signal N exits 128+N, as a shell reports it.
 SIGINT and SIGQUIT from the terminal reach the command directly (same process group), so
-errhints ignores them while waiting; SIGTERM and SIGHUP sent to errhints are forwarded.
+errhints does not pass those on; SIGTERM and SIGHUP sent to errhints are forwarded, and so is
+a SIGINT sent to errhints alone (``kill -INT``): on Linux errhints tells the two apart by
+the signal's origin (``si_code``: the terminal's is the kernel's, a ``kill`` is a user's).
 """
 
 from __future__ import annotations
@@ -77,9 +79,11 @@ def _warn_other_python(command: Sequence[str]) -> None:
         return
     ours = os.path.dirname(os.path.abspath(sys.executable))
     if os.path.dirname(os.path.abspath(found)) != ours:
+        same = os.path.abspath(found) == os.path.abspath(command[0])
+        named = command[0] if same else f"{command[0]} ({found})"
         print(
-            f"errhints run: note: {command[0]} is {found}, not the Python errhints is installed "
-            f"in ({sys.executable}); if errhints is not installed there, its failures will not "
+            f"errhints run: note: {named} is not the Python errhints is installed in "
+            f"({sys.executable}); if errhints is not installed there, its failures will not "
             "be explained",
             file=sys.stderr,
         )
@@ -126,12 +130,7 @@ def run_command(
                 signum, forward if name in _FORWARDED else signal.SIG_IGN
             )
     try:
-        while True:
-            try:
-                returncode = proc.wait()
-                break
-            except KeyboardInterrupt:  # SIGINT was not ignorable here: keep waiting
-                continue
+        returncode = _wait(proc)
     finally:
         for signum, handler in previous.items():
             with contextlib.suppress(OSError, ValueError):
@@ -139,8 +138,47 @@ def run_command(
     return _exit_status(returncode)
 
 
+_SI_KERNEL = 0x80  # Linux: a signal the kernel sent, e.g. the terminal's Ctrl-C
+
+
+def _wait(proc: subprocess.Popen[bytes]) -> int:
+    """Wait for the command; forward a SIGINT that was sent to errhints alone.
+
+    Ctrl-C in a terminal signals the whole foreground process group, the command included,
+    so it is not passed on (the command would see it twice). Where the signal's origin can
+    be read (``sigtimedwait``, Linux), a SIGINT from ``kill`` is forwarded to the command.
+    """
+    sigint = signal.SIGINT
+    can_tell = hasattr(signal, "sigtimedwait") and hasattr(signal, "pthread_sigmask")
+    if can_tell:
+        try:
+            old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {sigint})
+        except (OSError, ValueError):
+            can_tell = False
+    if not can_tell:
+        while True:
+            try:
+                return proc.wait()
+            except KeyboardInterrupt:  # SIGINT was not ignorable here: keep waiting
+                continue
+    try:
+        while True:
+            try:
+                return proc.wait(timeout=0.05)
+            except subprocess.TimeoutExpired:
+                pass
+            info = signal.sigtimedwait({sigint}, 0)
+            if info is not None and info.si_code != _SI_KERNEL:
+                with contextlib.suppress(OSError):
+                    proc.send_signal(sigint)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
-    return run_command(args.cmd, verbosity=args.verbosity, catalog_dirs=args.catalog)
+    # The command may run elsewhere (cd in a script): relative catalog paths become absolute.
+    catalogs = [os.path.abspath(p) for p in args.catalog]
+    return run_command(args.cmd, verbosity=args.verbosity, catalog_dirs=catalogs)
 
 
 def add_parser(sub: Subparsers) -> None:

@@ -189,6 +189,8 @@ class CatalogProblem:
     file: str
     field: str
     problem: str
+    #: Whether the file is the user's (``ERRHINTS_CATALOG_PATH``, ``--catalog``), not packaged.
+    user: bool = False
 
     def __str__(self) -> str:
         return f"{self.file}: {self.field}: {self.problem}"
@@ -423,19 +425,52 @@ def _load_bundle(
     return True
 
 
+def _toml_module() -> Any:
+    """``tomllib`` (3.11+), or its ``tomli`` backport on 3.10 (a dependency there)."""
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    return tomllib
+
+
+#: The most of one catalog file that is read: an entry is a few KiB, and a user catalog
+#: holding something else must not stall or flood a crashing process.
+MAX_FILE_BYTES = 1 << 20
+
+
+def _read_bounded(path: Path | Any) -> bytes:
+    """The file's bytes, refusing anything but a regular file of at most ``MAX_FILE_BYTES``."""
+    if isinstance(path, Path):
+        import stat
+
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise _Invalid("(file)", "is not a regular file")
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+    else:  # an importlib resource of the installed package
+        raw = path.read_bytes()
+    if len(raw) > MAX_FILE_BYTES:
+        raise _Invalid("(file)", f"is larger than {MAX_FILE_BYTES >> 20} MiB")
+    return bytes(raw)
+
+
 def load_entry_file(path: Path | Any, *, display: str) -> Entry:
     """Read and validate one TOML file (a ``Path`` or an importlib resource)."""
     try:
-        raw = path.read_bytes()
+        raw = _read_bounded(path)
     except OSError as err:
         raise _Invalid("(file)", f"cannot be read: {err}") from None
-    import tomllib  # only for TOML files: an installed wheel reads its JSON bundle
+    toml = _toml_module()  # only for TOML files: an installed wheel reads its JSON bundle
 
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        data = toml.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as err:
         raise _Invalid("(file)", f"is not UTF-8: {err}") from None
-    except tomllib.TOMLDecodeError as err:
+    except toml.TOMLDecodeError as err:
         raise _Invalid("(file)", f"is not valid TOML: {err}") from None
     slug = str(path.name)[: -len(".toml")]
     return entry_from_mapping(data, source=display, slug=slug)
@@ -459,14 +494,22 @@ class Catalog:
 
 
 def builtin_catalog_dir() -> Any:
-    """The packaged catalog: inside the wheel, or ``catalog/`` of a source checkout."""
+    """The packaged catalog: inside the wheel, or ``catalog/`` of a source checkout.
+
+    An installed package is a plain directory almost always: its ``catalog`` folder is then
+    read with ``pathlib``, without importing ``importlib_resources`` (which pulls in
+    ``tempfile``, ``shutil``, ``zipfile`` and more: a fifth of the first explanation's cost).
+    A package imported from a zip file is read through ``importlib_resources``.
+    """
+    package_dir = Path(__file__).resolve().parents[1]
+    if package_dir.is_dir():
+        packaged = package_dir / "catalog"
+        if packaged.is_dir():
+            return packaged
+        return Path(__file__).resolve().parents[3] / "catalog"  # a source checkout
     import importlib_resources
 
-    packaged = importlib_resources.files("errhints").joinpath("catalog")
-    if packaged.is_dir():
-        return packaged
-    checkout = Path(__file__).resolve().parents[3] / "catalog"
-    return checkout
+    return importlib_resources.files("errhints").joinpath("catalog")
 
 
 def user_catalog_dirs(extra: Iterable[str | os.PathLike[str]] = ()) -> list[Path]:
@@ -487,9 +530,13 @@ def _toml_files(root: Any) -> list[tuple[Any, str]]:
         if child.is_file() and child.name.endswith(".toml"):
             found.append((child, child.name))
         elif child.is_dir() and not child.name.startswith((".", "_")):
-            inner = sorted(
-                (p for p in child.iterdir() if p.name.endswith(".toml")), key=lambda p: p.name
-            )
+            try:
+                inner = sorted(
+                    (p for p in child.iterdir() if p.name.endswith(".toml") and p.is_file()),
+                    key=lambda p: p.name,
+                )
+            except OSError:
+                continue
             found.extend((p, f"{child.name}/{p.name}") for p in inner)
     return found
 
@@ -500,31 +547,48 @@ def load_catalog(
     """Load the packaged catalog, then user directories (a user entry replaces a packaged one)."""
     entries: dict[str, Entry] = {}
     problems: list[CatalogProblem] = []
-    roots: list[tuple[Any, str]] = []
+    roots: list[tuple[Any, str, bool]] = []
     if builtin:
         packaged = builtin_catalog_dir()
         if not _load_bundle(packaged, "catalog", entries, problems):
-            roots.append((packaged, "catalog"))
+            roots.append((packaged, "catalog", False))
     for directory in user_catalog_dirs(extra_dirs):
-        if not directory.is_dir():
+        try:
+            usable = directory.is_dir()
+        except OSError:
+            usable = False
+        if not usable:
             problems.append(
                 CatalogProblem(
-                    str(directory), "(directory)", "does not exist or is not a directory"
+                    str(directory), "(directory)", "does not exist or is not a directory", True
                 )
             )
             continue
-        roots.append((directory, str(directory)))
-    for root, label in roots:
+        roots.append((directory, str(directory), True))
+    user_sources: set[str] = set()
+    for root, label, user in roots:
         for file, relative in _toml_files(root):
             display = f"{label}/{relative}"
             try:
                 entry = load_entry_file(file, display=display)
             except _Invalid as err:
-                problems.append(CatalogProblem(display, err.field, err.problem))
+                problems.append(CatalogProblem(display, err.field, err.problem, user))
+                continue
+            except Exception as err:  # an unreadable file of any kind: a problem, not a crash
+                problems.append(CatalogProblem(display, "(file)", f"cannot be read: {err}", user))
                 continue
             entries[entry.id] = entry
+            if user:
+                user_sources.add(entry.source)
     for entry in entries.values():
         missing = [rel for rel in entry.related if rel not in entries]
         if missing:
-            problems.append(CatalogProblem(entry.source, "related", f"unknown ids {missing}"))
+            problems.append(
+                CatalogProblem(
+                    entry.source,
+                    "related",
+                    f"unknown ids {missing}",
+                    entry.source in user_sources,
+                )
+            )
     return Catalog(entries=entries, problems=problems)

@@ -92,10 +92,20 @@ def _numbered(items: Sequence[str], indent: str, most_lines: int | None = None) 
     return lines
 
 
+#: Why a match from text is no surer, by the ``via`` the matcher gives.
+_VIA_LABELS = {
+    "log context": "strong: the run's context is from the log, not the stack",
+    "project frames": "strong: its project's frames, not the ones it is known for",
+    "no context": "weak: nothing in the text shows an SGLang or LlamaFactory run",
+    "look-alike": "weak: the text shows another project",
+}
+
+
 def _headline(match: Match) -> str:
     hedge = "possibly " if match.confidence == "weak" else ""
     title = _short(match.entry.title, SHORT_TITLE_CHARS)
-    return f"{hedge}{match.entry.id}: {title} [{match.confidence}]"
+    label = _VIA_LABELS.get(match.via, match.confidence)
+    return f"{hedge}{match.entry.id}: {title} [{label}]"
 
 
 #: Candidate sites an ``identified`` note lists before it gives only their count.

@@ -23,6 +23,7 @@ DOORS = {
     "hooks": "hooks",  # sys.excepthook, threading, unraisable, asyncio
     "logging": "log_records",
     "multiprocessing": "processes",
+    "ray": "ray_tasks",  # RayTaskError built in a Ray worker
     "environment": "environment",  # ERRHINTS=1 for child processes
     "annotate": "annotate",
     "ipython": "ipython",
@@ -53,6 +54,7 @@ def install_process_doors(*, logging: bool = True, children: bool = True) -> Non
     """Open the doors that cover a whole process: what ``errhints.install()`` does."""
     door("hooks").install()
     door("multiprocessing").install()
+    door("ray").install()
     environment = door("environment")
     if children:
         environment.install()
@@ -64,7 +66,7 @@ def install_process_doors(*, logging: bool = True, children: bool = True) -> Non
 
 def uninstall_process_doors() -> None:
     """Close what :func:`install_process_doors` opened, restoring what was there before."""
-    for name in ("hooks", "multiprocessing", "environment", "logging"):
+    for name in ("hooks", "multiprocessing", "ray", "environment", "logging"):
         module = sys.modules.get(f"{__name__}.{DOORS[name]}")
         if module is not None:
             module.uninstall()

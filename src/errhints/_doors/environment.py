@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .._config import ENV_ENABLE, ForkSafeLock
+from .._config import ENV_ENABLE, ForkSafeLock, env_flag
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ def install() -> None:
     global _previous
     with _lock:
         current = os.environ.get(ENV_ENABLE)
-        if current == "1":
+        if env_flag(ENV_ENABLE):
             return
         if _previous is _UNSET:
             _previous = current
@@ -81,7 +81,7 @@ def uninstall() -> None:
 def state() -> str:
     """``"on"`` when errhints set ``ERRHINTS=1`` here, ``"inherited"`` when it came from the
     parent process, else ``"off"``."""
-    if os.environ.get(ENV_ENABLE) != "1":
+    if not env_flag(ENV_ENABLE):
         return "off"
     return "inherited" if _previous is _UNSET else "on"
 

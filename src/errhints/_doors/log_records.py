@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copyreg
 import logging
+import sys
 import threading
 import weakref
 
@@ -123,11 +124,60 @@ def _prepare(record: logging.LogRecord) -> None:
                     from .._core.notes import attach
 
                     attach(exc)
+                    if sys.version_info < (3, 11):
+                        show_notes_on_310(record, exc)
                 finally:
                     _local.busy = False
                 return
         if _carries_traceback(record):
             record.__class__ = _hinted_class(type(record))
+
+
+_noted_classes: dict[type, type] = {}
+
+
+def show_notes_on_310(record: logging.LogRecord, exc: BaseException) -> None:
+    """Python 3.10's ``traceback`` prints no ``__notes__`` (unless the ``exceptiongroup``
+    backport patched it): give the record a class whose ``exc_text``, once a formatter sets
+    it to the formatted traceback, ends with errhints' notes."""
+    from .._core.notes import own_notes, traceback_prints_notes
+
+    if traceback_prints_notes() or not own_notes(exc):
+        return
+    base = type(record)
+    cls = _noted_classes.get(base)
+    if cls is None:
+
+        def get(self: logging.LogRecord) -> Any:
+            return self.__dict__.get("exc_text")
+
+        def set_(self: logging.LogRecord, value: Any) -> None:
+            if isinstance(value, str) and value:
+                info = self.__dict__.get("exc_info")
+                exc = info[1] if isinstance(info, tuple) and len(info) == 3 else None
+                if isinstance(exc, BaseException):
+                    with guard("adding notes to a log record"):
+                        extra = [n for n in own_notes(exc) if n not in value]
+                        if extra:
+                            value = value.rstrip("\n") + "\n" + "\n".join(extra)
+            self.__dict__["exc_text"] = value
+
+        def __reduce_ex__(self: logging.LogRecord, protocol: Any) -> tuple[Any, ...]:
+            return (copyreg._reconstructor, (base, object, None), dict(self.__dict__))  # type: ignore[attr-defined]
+
+        cls = type(
+            base.__name__,
+            (base,),
+            {
+                "exc_text": property(get, set_),
+                "__reduce_ex__": __reduce_ex__,
+                "__module__": base.__module__,
+                "__qualname__": base.__qualname__,
+                "__doc__": base.__doc__,
+            },
+        )
+        _noted_classes[base] = cls
+    record.__class__ = cls
 
 
 def _carries_traceback(record: logging.LogRecord) -> bool:

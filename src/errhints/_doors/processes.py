@@ -48,11 +48,13 @@ def _noting_run(run: Callable[[], Any], unattached: list[str]) -> Callable[[], A
         except BaseException as exc:
             if _active:
                 with guard("a multiprocessing child"):
-                    from .._core.notes import attach
+                    from .._core.notes import attach, own_notes, traceback_prints_notes
 
                     outcome = attach(exc)
                     if outcome.note is not None and not outcome.attached:
                         unattached.append(outcome.note)
+                    elif not traceback_prints_notes():  # Python 3.10: print_exc omits notes
+                        unattached.extend(own_notes(exc))
             raise
 
     return run_with_errhints

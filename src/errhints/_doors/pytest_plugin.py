@@ -81,7 +81,7 @@ class _Summary:
                 self.explained += 1
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.failed:
+        if self.explained:  # silent for projects whose failures errhints has nothing to say on
             terminalreporter.write_line(
                 f"errhints: explained {self.explained} of {self.failed} failures"
             )
@@ -93,6 +93,20 @@ def pytest_configure(config: pytest.Config) -> None:
     _switch["configured"] = enabled
     if enabled:
         config.pluginmanager.register(_Summary(), "errhints-summary")
+
+
+def _headline(exc: BaseException) -> str | None:
+    """The first line of the note for ``exc`` (``--tb=line``), or ``None``."""
+    from .._config import PASS_THROUGH, guard
+    from .._core.notes import explain_exception, has_note, note_text
+
+    with guard("the pytest door"):
+        if isinstance(exc, PASS_THROUGH) or has_note(exc):
+            return None
+        matches = explain_exception(exc)
+        if matches:
+            return note_text(matches, "short").splitlines()[0]
+    return None
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -113,12 +127,24 @@ def pytest_runtest_makereport(
     if excinfo is not None and _switch["on"] and item.config.stash.get(_ENABLED, False):
         exc = excinfo.value
         if not isinstance(exc, _OUTCOMES):
-            from .._core.notes import attach
+            from .._core.notes import add_note, attach
 
-            outcome = attach(exc, item.config.getoption("errhints_verbosity"))
-            explained = outcome.note is not None or outcome.attached
-            if outcome.note is not None and not outcome.attached:
-                unattached = outcome.note  # add_note refused (a frozen exception, say)
+            verbosity = item.config.getoption("errhints_verbosity")
+            if getattr(item.config.option, "tbstyle", None) == "line":
+                # pytest prints every line of the message, notes included, under --tb=line:
+                # the note's headline alone keeps it to one extra line.
+                headline = _headline(exc)
+                if headline is not None:
+                    explained = True
+                    try:
+                        add_note(exc, headline)
+                    except Exception:
+                        unattached = headline
+            else:
+                outcome = attach(exc, verbosity)
+                explained = outcome.note is not None or outcome.attached
+                if outcome.note is not None and not outcome.attached:
+                    unattached = outcome.note  # add_note refused (a frozen exception, say)
     report = yield
     if explained:
         report.errhints_explained = True  # type: ignore[attr-defined]
