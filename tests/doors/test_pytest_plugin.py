@@ -174,3 +174,36 @@ def test_tb_line_adds_one_line(project: pytest.Pytester) -> None:
     assert sum(line.strip().startswith(TITLE) for line in noted) == 1
     # one line for the note, one for the summary
     assert len(noted) - len(plain) == 2, "\n".join(plain) + "\n----\n" + "\n".join(noted)
+
+
+def test_identified_failures_are_counted_apart(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failure only the site index knows gets its note, and the summary keeps it apart."""
+    monkeypatch.delenv("CI", raising=False)
+    root = pytester.path / "fake"
+    where = "sglang/multimodal_gen/runtime/cache"
+    (root / where).mkdir(parents=True)
+    for package in ("sglang", "sglang/multimodal_gen", "sglang/multimodal_gen/runtime", where):
+        (root / package / "__init__.py").write_text("", encoding="utf-8")
+    (root / where / "cache_dit_integration.py").write_text(
+        "def _assert_calibrator_exclusive(label):\n"
+        "    raise ValueError(\n"
+        "        f'DMD and TaylorSeer calibrators are mutually exclusive on {label}, but both '\n"
+        "        'are enabled. Please set only one of SGLANG_CACHE_DIT_DMD / '\n"
+        "        'SGLANG_CACHE_DIT_TAYLORSEER (or their SECONDARY_ variants) to true.'\n"
+        "    )\n",
+        encoding="utf-8",
+    )
+    pytester.makeconftest(f"import sys\nsys.path.insert(0, {str(root)!r})\n")
+    pytester.makepyfile(
+        test_site=(
+            "from sglang.multimodal_gen.runtime.cache import cache_dit_integration as c\n"
+            "def test_args():\n    c._assert_calibrator_exclusive('transformer')\n"
+        )
+    )
+    result = run(pytester, "-q")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "not in the catalog; raised at sglang/multimodal_gen/runtime/cache/" in out
+    assert "errhints: explained 0 of 1 failures; identified where 1 more are raised" in out

@@ -83,6 +83,7 @@ def coverage(catalog_paths: Sequence[str] = ()) -> dict[str, Any]:
             "entries": len(entries),
             "verified_against": releases,
             "status": status,
+            "site_index": _site_index(name, installed),
         }
     return {
         "entries": len(catalog),
@@ -150,6 +151,21 @@ def _span(ranges: list[str]) -> str:
     return f"releases {low} to {high} ({len(ranges)} ranges; --json lists them)"
 
 
+def _site_index(project: str, installed: str | None) -> dict[str, Any]:
+    """What the site index holds for ``project``: sites, releases, and the installed one.
+
+    Kept apart from the catalog: the index only identifies where a message is raised.
+    """
+    from .._core.siteindex import releases, site_counts
+
+    versions = releases(project)
+    return {
+        "sites": site_counts().get(project, 0),
+        "releases": f"{versions[0]} to {versions[-1]}" if versions else None,
+        "covers_installed": installed is not None and installed.split("+", 1)[0] in versions,
+    }
+
+
 def render(report: dict[str, Any]) -> str:
     """The report as text for a terminal."""
     lines: list[str] = []
@@ -166,6 +182,13 @@ def render(report: dict[str, Any]) -> str:
             f"  {name:<13} {installed:<14} {info['entries']:>3} entries, "
             f"verified against {releases}{status}"
         )
+        index = info.get("site_index") or {}
+        if index.get("sites"):
+            covered = " (your release included)" if index.get("covers_installed") else ""
+            lines.append(
+                f"  {'':<13} {'':<14} site index: {index['sites']} raise sites of releases "
+                f"{index['releases']}{covered}; identifies, never explains"
+            )
     lines.append("")
     d = report["doors"]
     hook = report["startup_hook"]

@@ -48,13 +48,15 @@ def default_verbosity() -> Verbosity:
 
 
 class Outcome:
-    """What ``attach`` did: the note text (if any match) and whether it is on the exception."""
+    """What ``attach`` did: the note text (if any match), whether it is on the exception, and
+    whether it only identifies where the message is raised (no entry explains it)."""
 
-    __slots__ = ("attached", "note")
+    __slots__ = ("attached", "identified", "note")
 
-    def __init__(self, note: str | None, attached: bool) -> None:
+    def __init__(self, note: str | None, attached: bool, identified: bool = False) -> None:
         self.note = note
         self.attached = attached
+        self.identified = identified
 
     def __repr__(self) -> str:
         return f"Outcome(note={self.note!r}, attached={self.attached!r})"
@@ -160,13 +162,14 @@ def attach(exc: BaseException, verbosity: Verbosity | None = None) -> Outcome:
         if not matches:
             return Outcome(None, False)
         note = note_text(matches, verbosity)
+        identified = matches[0].confidence == "identified"
     if note is None:
         return Outcome(None, False)
     try:
         add_note(exc, note)
     except Exception:  # it refuses notes (frozen, a hostile __notes__): the door prints it
-        return Outcome(note, False)
-    return Outcome(note, True)
+        return Outcome(note, False, identified)
+    return Outcome(note, True, identified)
 
 
 def add_note(exc: BaseException, note: str) -> None:

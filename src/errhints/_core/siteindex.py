@@ -39,6 +39,7 @@ __all__ = [
     "key_bucket",
     "releases",
     "reset",
+    "site_counts",
     "sites_at",
     "template_keywords",
 ]
@@ -471,6 +472,16 @@ def sites_at(package: str, path: str, function: str) -> list[Identified]:
         return sorted(items, key=lambda i: (i.line, i.kind, i.template))
     except Exception:
         return []
+
+
+def site_counts() -> dict[str, int]:
+    """Site identities per project (``stats.json`` of the index); ``{}`` if unavailable."""
+    try:
+        with open(os.path.join(_data_dir(), "stats.json"), encoding="utf-8") as handle:
+            sites = json.load(handle).get("sites", {})
+        return {str(k): int(v) for k, v in sites.items()}
+    except Exception:
+        return {}
 
 
 def releases(package: str) -> list[str]:

@@ -73,18 +73,24 @@ class _Summary:
     def __init__(self) -> None:
         self.failed = 0
         self.explained = 0
+        self.identified = 0  # no entry explains them; the site index says where they are raised
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.failed:
             self.failed += 1
-            if getattr(report, "errhints_explained", False):
+            kind = getattr(report, "errhints_explained", False)
+            if kind == "identified":
+                self.identified += 1
+            elif kind:
                 self.explained += 1
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.explained:  # silent for projects whose failures errhints has nothing to say on
-            terminalreporter.write_line(
-                f"errhints: explained {self.explained} of {self.failed} failures"
-            )
+        if not (self.explained or self.identified):  # silent when errhints has nothing to say
+            return
+        line = f"errhints: explained {self.explained} of {self.failed} failures"
+        if self.identified:
+            line += f"; identified where {self.identified} more are raised (not explained)"
+        terminalreporter.write_line(line)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -122,7 +128,7 @@ def pytest_runtest_makereport(
     coming back from xdist workers are counted where the summary is printed.
     """
     excinfo = call.excinfo
-    explained = False
+    explained: bool | str = False
     unattached: str | None = None
     if excinfo is not None and _switch["on"] and item.config.stash.get(_ENABLED, False):
         exc = excinfo.value
@@ -143,11 +149,13 @@ def pytest_runtest_makereport(
             else:
                 outcome = attach(exc, verbosity)
                 explained = outcome.note is not None or outcome.attached
+                if explained and outcome.identified:
+                    explained = "identified"
                 if outcome.note is not None and not outcome.attached:
                     unattached = outcome.note  # add_note refused (a frozen exception, say)
     report = yield
     if explained:
-        report.errhints_explained = True  # type: ignore[attr-defined]
+        report.errhints_explained = explained  # type: ignore[attr-defined]
     if unattached is not None:
         addsection = getattr(report.longrepr, "addsection", None)
         if addsection is not None:
