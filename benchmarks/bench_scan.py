@@ -111,7 +111,7 @@ def _best(fn, repeat: int) -> tuple[float, object]:
 _CHILD = """
 import sys, tracemalloc
 sys.path.insert(0, {src!r})
-from errhints._facts.scan import scan_stream
+from errhints._facts.scanner import scan_stream
 
 def high_water():
     # VmHWM is per process image; ru_maxrss would carry the parent's peak over exec.
@@ -155,7 +155,7 @@ def measure_memory(path: Path) -> dict[str, float]:
 
 def run(size_mb: float, repeat: int, keep: Path | None) -> dict[str, object]:
     sys.path.insert(0, str(SRC))
-    from errhints._facts.scan import scan_stream, scan_text
+    from errhints._facts.scanner import scan_stream, scan_text
 
     tmp = Path(tempfile.mkdtemp(prefix="errhints-bench-"))
     try:

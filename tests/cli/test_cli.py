@@ -121,8 +121,10 @@ def test_search_finds_entries_by_meaning_words() -> None:
 
 def test_logged_errors_without_an_exception_name_are_found() -> None:
     """Lines logged by NCCL's watchdog or torchrun carry no exception name; they are found
-    through the literal text of the catalog's logged entries and matched on it."""
+    through the literal text of the catalog's logged entries and matched on it: strongly when
+    the log shows the run is LlamaFactory's, only weakly when nothing says whose job it is."""
     log = (
+        "$ llamafactory-cli train examples/train_lora/llama3_lora_sft.yaml\n"
         "[rank1]:[E1130 10:00:00.000000 123 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught "
         "collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, "
         "NumelOut=1, Timeout(ms)=600000) ran for 600004 milliseconds before timing out.\n"
@@ -133,7 +135,12 @@ def test_logged_errors_without_an_exception_name_are_found() -> None:
     proc = errhints("explain", "--json", "-", stdin=log)
     assert proc.returncode == 0, proc.stderr
     findings = json.loads(proc.stdout)["findings"]
-    assert [f["line"] for f in findings] == [1, 3]
-    assert findings[0]["matches"][0]["id"].endswith(".nccl-watchdog-timeout")
+    assert [f["line"] for f in findings] == [2, 4]
+    assert findings[0]["matches"][0]["id"] == "llamafactory.nccl-watchdog-timeout"
     assert findings[1]["matches"][0]["id"] == "llamafactory.process-killed-exitcode-9"
-    assert {m["confidence"] for f in findings for m in f["matches"]} == {"strong"}
+    assert {f["matches"][0]["confidence"] for f in findings} == {"strong"}
+    assert {f["matches"][0]["via"] for f in findings} == {"log context"}
+    bare = log.split("\n", 1)[1]
+    findings = json.loads(errhints("explain", "--json", "-", stdin=bare).stdout)["findings"]
+    assert {m["confidence"] for f in findings for m in f["matches"]} == {"weak"}
+    assert {m["via"] for f in findings for m in f["matches"]} == {"no context"}

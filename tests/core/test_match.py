@@ -461,3 +461,27 @@ def test_sites_and_context_frames_hold_at_the_older_paths_of_their_function(
         )
         == []
     )
+
+
+def test_frames_of_an_excerpt_with_the_project_in_the_log(tmp_path: Path) -> None:
+    """dev/299: the only frame is a console script; the log shows ``llamafactory-cli``."""
+    index = make_index(
+        tmp_path,
+        {
+            "slug": "stale-cli",
+            "exception": '"ModuleNotFoundError"',
+            "template": "\"No module named 'vllm_stale_module'\"",
+        },
+    )
+    script = Frame("/opt/conda/bin/sglang-cli", "<module>", 5, None, None, qualified=False)
+    facts = ErrorFacts(
+        type_name="ModuleNotFoundError",
+        message="No module named 'vllm_stale_module'",
+        frames=(script,),
+        has_stack=True,
+    )
+    assert explain_facts(facts, index) == []
+    found = pipeline.explain_facts(facts, index, identify=False, log_context=frozenset({"sglang"}))
+    assert [(m.id, m.confidence, m.via) for m in found] == [
+        ("sglang.stale-cli", "strong", "log context")
+    ]

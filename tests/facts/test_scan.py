@@ -8,6 +8,7 @@ formats of SGLang, LlamaFactory, torchrun, Ray, vLLM and container runtimes line
 from __future__ import annotations
 
 import io
+import sys
 import time
 import traceback
 import tracemalloc
@@ -23,6 +24,9 @@ from errhints._facts.lines import is_exception_name
 from errhints._facts.live import facts_from_exception
 from errhints._facts.model import ErrorFacts
 from errhints._facts.scanner import MAX_LINE
+
+if sys.version_info < (3, 11):  # the backport, a dependency of pytest on 3.10
+    from exceptiongroup import ExceptionGroup
 
 LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
 
@@ -436,8 +440,9 @@ def test_lone_error_lines() -> None:
 
 
 def test_error_bodies_in_log_lines() -> None:
-    """JSON error bodies become ``body`` findings with the embedded message (and the body's
-    ``type`` when it names an exception); an error line keeps its own full message."""
+    """JSON error bodies become ``body`` findings with the embedded message and no type (a
+    body's ``type`` names the HTTP error class, not the exception raised); an error line keeps
+    its own full message."""
     text = (
         'response: {"object":"error","message":"The input (9000 tokens) is longer than the'
         ' model\'s context length (8192 tokens).","type":"BadRequestError","param":null,'
@@ -454,7 +459,7 @@ def test_error_bodies_in_log_lines() -> None:
         (
             1,
             "body",
-            "BadRequestError",
+            "",
             "The input (9000 tokens) is longer than the model's context length (8192 tokens).",
         ),
         (2, "body", "", "Field required"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import stat
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -50,29 +51,113 @@ class _Progress:
         return data
 
 
+class _Unreadable(Exception):
+    """A file argument that cannot be read; the message names it."""
+
+
 def _open(name: str) -> tuple[BinaryIO, int]:
+    """The named input as bytes (``-`` is stdin); FIFOs, ``/dev/stdin`` and process
+    substitutions are read as streams."""
     if name == "-":
         return sys.stdin.buffer, 0
-    handle = open(name, "rb")  # noqa: SIM115 - closed by the caller
-    return handle, os.fstat(handle.fileno()).st_size
+    if os.path.isdir(name):
+        raise _Unreadable(f"{name}: is a directory (give the log files in it)")
+    try:
+        handle = open(name, "rb")  # noqa: SIM115 - closed by the caller
+    except FileNotFoundError:
+        raise _Unreadable(f"{name}: no such file") from None
+    except OSError as exc:
+        raise _Unreadable(f"{name}: cannot read: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(handle.fileno())
+    except OSError:
+        return handle, 0
+    return handle, info.st_size if stat.S_ISREG(info.st_mode) else 0
+
+
+class _Peeked:
+    """A binary reader whose first bytes were already read (to sniff the encoding). Reads
+    return what is there (``read1``), so a pipe's lines are scanned as they arrive
+    (``tail -f server.log | errhints explain -``)."""
+
+    def __init__(self, head: bytes, raw: Any) -> None:
+        self.head, self.raw = head, raw
+        self._read = getattr(raw, "read1", raw.read)
+
+    def read(self, size: int = -1) -> bytes:
+        if self.head:
+            cut = len(self.head) if size is None or size < 0 else size
+            head, self.head = self.head[:cut], self.head[cut:]
+            return head
+        data: bytes = self._read(size)
+        return data
+
+
+class _Utf16:
+    """UTF-16 bytes (a PowerShell redirect) as text, decoded chunk by chunk."""
+
+    def __init__(self, raw: _Peeked) -> None:
+        import codecs
+
+        self.raw = raw
+        self.decoder = codecs.getincrementaldecoder("utf-16")(errors="replace")
+
+    def read(self, size: int = -1) -> str:
+        while True:
+            data = self.raw.read(size)
+            text: str = self.decoder.decode(data, final=not data)
+            if text or not data:
+                return text
+
+
+def _decoded(raw: Any) -> Any:
+    """The stream to scan: gzip is unpacked, UTF-16 (with its byte-order mark) decoded;
+    anything else is read as UTF-8 bytes by the scanner."""
+    head = raw.read(4) if not hasattr(raw, "read1") else raw.read1(4)
+    while head and len(head) < 2:
+        more = raw.read(1)
+        if not more:
+            break
+        head += more
+    reader = _Peeked(head, raw)
+    if head[:2] == b"\x1f\x8b":
+        import gzip
+
+        return gzip.GzipFile(mode="rb", fileobj=reader)  # type: ignore[call-overload]
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return _Utf16(reader)
+    return reader
 
 
 def _explained(
-    names: Sequence[str], index: Any, warnings: bool = False
+    names: Sequence[str], index: Any, failed: list[str], warnings: bool = False
 ) -> Iterator[tuple[str, Explained]]:
     from .._core.pipeline import explain_stream
 
     for name in names:
-        raw, size = _open(name)
+        try:
+            raw, size = _open(name)
+        except _Unreadable as exc:
+            print(f"errhints explain: {exc}", file=sys.stderr)
+            failed.append(name)
+            continue
         try:
             reader: Any = raw
             if size >= PROGRESS_MIN_BYTES and sys.stderr.isatty():
                 reader = _Progress(raw, size, name, sys.stderr)
-            for explained in explain_stream(reader, index, warnings=warnings):
+            for explained in explain_stream(_decoded(reader), index, warnings=warnings):
                 yield name, explained
+        except (OSError, EOFError) as exc:  # a gzip cut short, a device that fails mid-way
+            print(f"errhints explain: {name}: cannot read: {exc}", file=sys.stderr)
+            failed.append(name)
         finally:
             if raw is not sys.stdin.buffer:
                 raw.close()
+
+
+def _lines_text(lines: list[int], count: int) -> str:
+    shown = ", ".join(str(n) for n in lines)
+    return shown + (", ..." if count > len(lines) else "")
 
 
 def explain_files(
@@ -83,40 +168,43 @@ def explain_files(
     catalog_paths: tuple[str, ...] = (),
     colour: bool = False,
     warnings: bool = False,
+    every: bool = False,
 ) -> int:
     """Scan ``names`` ('-' is stdin) and print each error found with its explanation.
 
-    A failure no entry explains may still be identified by the site index (where and when
-    it is raised); those are counted apart. ``warnings`` identifies logged warnings too.
+    The same failure seen again (another rank, another request) is printed once, with a
+    count and its lines at the end; ``every`` prints each one.
     """
+    from .._core.group import Groups
     from .._core.render import render_note
     from .._core.state import get_index
 
-    for name in names:
-        if name != "-" and not os.path.isfile(name):
-            print(f"errhints explain: {name}: no such file", file=sys.stderr)
-            return 2
     index = get_index(catalog_paths)
-    explained = identified = 0
+    explained = 0
+    failed: list[str] = []
+    groups = Groups()
     records: list[dict[str, Any]] = []
-    for name, result in _explained(names, index, warnings):
+    by_group: dict[int, dict[str, Any]] = {}
+    for name, result in _explained(names, index, failed, warnings):
         finding, matches = result.finding, result.matches
-        if matches and matches[0].confidence == "identified":
-            identified += 1
-        elif matches:
+        group = None if every else groups.add(name, finding, matches)
+        if group is None and not every:
+            continue  # a repeat: counted in its group
+        if matches:
             explained += 1
         facts = finding.facts
         if as_json:
-            records.append(
-                {
-                    "file": name,
-                    "line": finding.line,
-                    "end_line": finding.end_line,
-                    "kind": finding.kind,
-                    "exception": {"type": facts.type_name, "message": facts.message},
-                    "matches": [m.to_dict() for m in matches],
-                }
-            )
+            record = {
+                "file": name,
+                "line": finding.line,
+                "end_line": finding.end_line,
+                "kind": finding.kind,
+                "exception": {"type": facts.type_name, "message": facts.message},
+                "matches": [m.to_dict() for m in matches],
+            }
+            if group is not None:
+                by_group[id(group)] = record
+            records.append(record)
             continue
         where = f"{name}:{finding.line}" if name != "-" else f"line {finding.line}"
         first_line = facts.message.splitlines()[0] if facts.message else ""
@@ -130,17 +218,38 @@ def explain_files(
             print(render_note(matches, verbosity))
         else:
             print("  (not in the catalog)")
-        print()
+        print(flush=True)
+    repeated = groups.repeated()
     if as_json:
+        for group in repeated:
+            first = by_group.get(id(group))
+            if first is not None:
+                first["count"] = group.count
+                first["lines"] = list(group.lines)
         print_json({"findings": records})
-    elif identified:
-        print(f"errhints: explained {explained}, identified {identified}", file=sys.stderr)
-    elif not explained:
-        print("errhints: nothing explained", file=sys.stderr)
-    return 0 if explained or identified else 1
+    else:
+        for group in repeated:
+            facts = group.first.facts
+            what = group.matches[0].id if group.matches else (facts.type_name or "the failure")
+            print(
+                f"{what}: seen {group.count} times, at lines "
+                f"{_lines_text(group.lines, group.count)} (--all prints each)",
+                flush=True,
+            )
+        if not explained and not failed:
+            print("errhints: nothing explained", file=sys.stderr)
+    if failed:
+        return 2
+    return 0 if explained else 1
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
+    if not args.files and sys.stdin.isatty():
+        print(
+            "errhints explain: reading standard input (paste a log, then Ctrl-D; "
+            "or give files: errhints explain server.log)",
+            file=sys.stderr,
+        )
     return explain_files(
         args.files or ["-"],
         as_json=args.json,
@@ -148,6 +257,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         catalog_paths=tuple(args.catalog),
         colour=use_colour(sys.stdout),
         warnings=args.warnings,
+        every=args.all,
     )
 
 
@@ -157,6 +267,7 @@ def add_parser(sub: Subparsers) -> None:
     add_catalog_option(p)
     p.add_argument("files", nargs="*", metavar="FILE", help="files to read; '-' or none: stdin")
     p.add_argument("--json", action="store_true", help="print findings as JSON")
+    p.add_argument("--all", action="store_true", help="print every repeat of the same failure too")
     p.add_argument("--verbosity", choices=VERBOSITIES, default="short")
     p.add_argument(
         "--warnings",

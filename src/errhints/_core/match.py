@@ -46,6 +46,15 @@ MIN_NEEDLE_CHARS = 12
 MAX_EMBED_DEPTH = 2
 #: A placeholder value shorter than this is not searched for an embedded error.
 MIN_EMBEDDED_CHARS = 12
+#: Letters and digits of literal text below which a template is a generic sentence
+#: (``top_p must be in (0, 1]``, ``Template {name} does not exist.``): on text that shows
+#: no run of the entry's project it is only a ``weak`` match.
+GENERIC_CHARS = 36
+#: Projects whose failures read like SGLang's or LlamaFactory's (SGLang copied many of
+#: vLLM's messages; torchrun, DeepSpeed and Megatron print the same lines for any job): when
+#: the text shows one of them and not the entry's own project, the entry is only ``weak``.
+#: (Names as the scanner's ``EVIDENCE`` and frames' top-level packages spell them.)
+LOOKALIKES = frozenset({"vllm", "tensorrt_llm", "megatron", "deepspeed-launcher"})
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{3,40}")
 _COMMON_WORDS = frozenset(
@@ -241,10 +250,17 @@ def _had_path(frame: Frame, path: str) -> bool:
 class _Matcher:
     """One explain call: facts in, matches out (no shared mutable state)."""
 
-    def __init__(self, index: Index, read_text: TextReader | None) -> None:
+    def __init__(
+        self,
+        index: Index,
+        read_text: TextReader | None,
+        log_context: frozenset[str] = frozenset(),
+    ) -> None:
         self.index = index
         self.read_text = read_text
         self.found: dict[str, Match] = {}
+        #: Projects the surrounding text shows (paths, commands, log formats), for text.
+        self.log_context = log_context
 
     def add(self, match: Match) -> None:
         old = self.found.get(match.entry.id)
@@ -300,23 +316,11 @@ class _Matcher:
             values = entry.template.match(message)
             if values is None:
                 continue
-            hit = _context_frame(entry, stack) if entry.context else None
-            if entry.context and hit is None and not has_stack and entry.kind == "log":
-                if entry.template.literal_rich:  # a logged line: no stack to hold context
-                    self.add(self._make(entry, "strong", 90.0, "template", facts, embedded))
-                    precise = True
+            made = self._on_text(entry, facts, stack, packages, has_stack, embedded)
+            if made is None:
                 continue
-            if entry.context:
-                if hit is None:
-                    continue
-                depth_from_raise, frame = hit
-                score = 100.0 - min(depth_from_raise, 50)
-                self.add(self._make(entry, "exact", score, "context", facts, embedded, None, frame))
-            elif entry.template.literal_rich:
-                self.add(self._make(entry, "strong", 90.0, "template", facts, embedded))
-            else:
-                continue
-            precise = True
+            self.add(made)
+            precise = precise or made.confidence != "weak"
             self.embedded_in(entry, values, stack, packages, has_stack, depth)
         # 1b. A raise site that moved: the innermost function is an entry's site at another
         # path in this release (the site index knows every path a function had).
@@ -366,15 +370,70 @@ class _Matcher:
                 found = True
         return found
 
+    def _on_text(
+        self,
+        entry: Entry,
+        facts: ErrorFacts,
+        stack: tuple[Frame, ...],
+        packages: frozenset[str],
+        has_stack: bool,
+        embedded: bool,
+    ) -> Match | None:
+        """How sure a template that fits the message is, from what shows where it ran.
+
+        A context frame on the stack: ``exact``. Otherwise the evidence is the text's: the
+        entry's project among the frames or in the log around (its paths, commands, log
+        formats: ``log context``) makes it ``strong``; a look-alike project (vLLM, torchrun
+        of another job...) without the entry's own, or no evidence at all for an entry that
+        needs its project's frames or for a generic sentence, makes it ``weak``.
+        """
+        if entry.context:
+            hit = _context_frame(entry, stack)
+            if hit is not None:
+                depth_from_raise, frame = hit
+                score = 100.0 - min(depth_from_raise, 50)
+                return self._make(entry, "exact", score, "context", facts, embedded, None, frame)
+            if not entry.template.literal_rich:
+                return None
+            if {c.path.partition("/")[0] for c in entry.context} & {
+                f.path.partition("/")[0] for f in stack if f.path
+            }:
+                return None  # its project's frames are there, but not where this happens
+        elif not entry.template.literal_rich:
+            return None
+        if self._lookalike(entry, packages):
+            return self._make(entry, "weak", 70.0, "look-alike", facts, embedded)
+        shown = entry.package in packages or entry.package in self.log_context
+        if entry.context:
+            # Its project's frames under a former name (``llmtuner``), which its context
+            # frames cannot name; or the project only in the log around the failure.
+            if entry.package in packages:
+                return self._make(entry, "strong", 80.0, "project frames", facts, embedded)
+            if shown:
+                return self._make(entry, "strong", 85.0, "log context", facts, embedded)
+            return self._make(entry, "weak", 75.0, "no context", facts, embedded)
+        if not shown and entry.template.literal_chars < GENERIC_CHARS:
+            return self._make(entry, "weak", 75.0, "no context", facts, embedded)
+        if has_stack and not embedded and entry.package not in packages:
+            return self._make(entry, "strong", 85.0, "log context", facts, embedded)
+        return self._make(entry, "strong", 90.0, "template", facts, embedded)
+
+    def _lookalike(self, entry: Entry, packages: frozenset[str]) -> bool:
+        """The text shows a look-alike project and nothing of the entry's own."""
+        if not (packages | self.log_context) & LOOKALIKES:
+            return False
+        return entry.package not in packages and entry.package not in self.log_context
+
     def _in_scope(
         self, entry: Entry, packages: frozenset[str], has_stack: bool, embedded: bool
     ) -> bool:
         if entry.context:
-            # A logged line never carries a stack: a "log" entry may match it on its text.
-            return has_stack or entry.kind == "log"
+            return True  # decided by its frames, or by the text around (``_on_text``)
         if not has_stack or embedded:
             return True  # text without frames, or another process's error carried in a message
-        return entry.package in packages
+        # Frames read from text may be an excerpt (a console script, third-party frames only):
+        # the log around it can still show the entry's project ran.
+        return entry.package in packages or entry.package in self.log_context
 
     def embedded_in(
         self,
@@ -438,6 +497,8 @@ class _Matcher:
         if len(message) > 2 * WINDOW:
             message = message[:WINDOW] + " " + message[-WINDOW:]
         for entry in shortlisted:
+            if entry.id in self.found:
+                continue  # matched on its template already, with the reason it is weak
             if entry.context or not _type_ok(entry, type_names):
                 continue
             if not self._in_scope(entry, packages, has_stack, embedded=False):
@@ -486,11 +547,15 @@ def _embedded_messages(message: str) -> list[str]:
 
 
 def explain_facts(
-    facts: ErrorFacts, index: Index, read_text: TextReader | None = None
+    facts: ErrorFacts,
+    index: Index,
+    read_text: TextReader | None = None,
+    log_context: frozenset[str] = frozenset(),
 ) -> list[Match]:
     """All entries that explain ``facts`` (and its chain), best first, one per entry.
 
     ``read_text`` turns a placeholder's value into the failures it contains (tracebacks in
-    a wrapper message); without it a value is matched as a bare message.
+    a wrapper message); without it a value is matched as a bare message. ``log_context``:
+    the projects the text around a failure read from a log shows (``Finding.context``).
     """
-    return _Matcher(index, read_text).run(facts)
+    return _Matcher(index, read_text, log_context).run(facts)

@@ -51,6 +51,7 @@ def explain_facts(
     *,
     identify: bool = True,
     warnings: bool = False,
+    log_context: frozenset[str] = frozenset(),
 ) -> list[Match]:
     """The entries that explain ``facts``, best first; errors embedded in its messages (a
     wrapped traceback, an HTTP body) are read and matched too.
@@ -60,7 +61,7 @@ def explain_facts(
     warnings are identified only with ``warnings``.
     """
     index = index if index is not None else state.get_index()
-    matches = match.explain_facts(facts, index, facts_in_text)
+    matches = match.explain_facts(facts, index, facts_in_text, log_context)
     if matches or not identify:
         return matches
     return identify_facts(facts, warnings=warnings)
@@ -142,7 +143,10 @@ def _explain(
     findings: Iterable[Finding], index: Index, warnings: bool = False
 ) -> Iterator[Explained]:
     for finding in findings:
-        yield Explained(finding, tuple(explain_facts(finding.facts, index, warnings=warnings)))
+        matches = explain_facts(
+            finding.facts, index, warnings=warnings, log_context=finding.context
+        )
+        yield Explained(finding, tuple(matches))
 
 
 def explain_text(text: str, index: Index | None = None) -> list[Explained]:

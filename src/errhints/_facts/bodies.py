@@ -93,7 +93,12 @@ def _scan(text: str, out: list[Embedded], depth: int, budget: list[int]) -> None
         if any(a <= pos < b for a, b in done):
             continue
         span = _enclosing_body(text, pos, tried, budget)
-        if span is None:
+        body = None
+        if span is not None:
+            body = _parse(text[span[0] : span[1]])
+        if body is None:
+            # Cut off, or not quite JSON nor Python (a shell-quoted ``\'`` in a JSON string):
+            # the field itself still reads.
             field = _TRUNCATED_FIELD.match(text, pos)
             if field is not None:
                 value = _unquote(field.group(2), '"') if field.group(2) else None
@@ -103,11 +108,8 @@ def _scan(text: str, out: list[Embedded], depth: int, budget: list[int]) -> None
                     out.append(Embedded(value, "", True))
                     done.append((pos, field.end()))
             continue
-        start, end = span
+        assert span is not None
         done.append(span)
-        body = _parse(text[start:end])
-        if body is None:
-            continue
         before = len(out)
         _extract(body, out, 0, under_error=False)
         if depth < _MAX_DEPTH:
@@ -203,6 +205,8 @@ def _parse(body: str) -> object | None:
 
 
 def _unquote(raw: str, quote: str) -> str | None:
+    if quote == '"' and "\\'" in raw:
+        raw = raw.replace("\\'", "'")
     try:
         value = json.loads('"' + raw + '"') if quote == '"' else ast.literal_eval("'" + raw + "'")
     except (ValueError, SyntaxError, MemoryError, RecursionError):

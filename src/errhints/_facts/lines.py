@@ -17,8 +17,10 @@ __all__ = [
     "exception_in",
     "is_exception_name",
     "peel",
+    "raise_in",
     "split_exception_line",
     "starts_exception",
+    "unwrap",
     "worth_a_look",
 ]
 
@@ -37,6 +39,7 @@ KNOWN_EXCEPTIONS = frozenset(
         "BaseExceptionGroup",
         "KVTransferError",
         "OutOfMemoryError",
+        "OutOfResources",
         "CancelledError",
     }
 )
@@ -53,6 +56,7 @@ RAY_REPEAT = re.compile(r"\s\[repeated \d{1,9}x across cluster\]\s{0,4}$")
 _TS = (
     r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?"
     r"|\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,9})?"
+    r"|\d\d/\d\d/\d{4} \d\d:\d\d:\d\d(?:[.,]\d{1,9})?"
     r"|\d\d:\d\d:\d\d(?:[.,]\d{1,9})?"
 )
 
@@ -68,14 +72,25 @@ _TOKEN = re.compile(
     r"|(?P<ray>\([\w.:-]{0,80} ?pid=\d{1,10}[^()\n]{0,200}\)"
     r"|\((?:raylet|gcs_server|autoscaler|monitor|log_monitor|dashboard)(?:, ip=[\w.:]{1,64})?\))"
     r"|(?P<lvl>" + _LEVELS + r":[\w.-]{1,120}:|" + _LEVELS + r":?(?=[ \t|]|$))"
-    r"|(?P<glog>[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{1,9} {1,8}\d{1,10} [\w./-]{1,300}:\d{1,7}\])"
+    r"|(?P<glog>[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{1,9} {1,8}\d{1,20} [\w./-]{1,300}:\d{1,7}\])"
     r"|(?P<loc>[\w.<>-]{1,200}:[\w.<>-]{1,200}:\d{1,7})(?= - )"
     r"|(?P<name>[\w.-]{1,120})(?= - " + _LEVELS + r" - )"
+    r"|(?P<logger>[A-Za-z_]\w{0,60}(?:\.\w{1,60}){1,12})(?= - )"
     r"|(?P<sep>[-|])(?= )"
 )
 
+#: A line number a viewer or a copy added before each line: ``[80810] `` (a log viewer),
+#: ``123\t`` (a copied numbered listing); every such line is one stream.
+_LINENO = re.compile(r"\[\d{1,9}\](?: |$)|\d{1,7}\t")
+
 #: First characters that can start a log prefix; other lines skip the prefix regex.
-_PREFIX_START = frozenset("0123456789[(IWEFDCTNS")
+_PREFIX_START = frozenset("0123456789[(IWEFDCTNS-")
+
+#: A C++ source location ending a bracketed prefix (``[E1226 15:44:25.49 socket.cpp:1011]``):
+#: what follows is the message, brackets included (``[Rank 1] Watchdog caught ...``).
+_CPP_LOCATION = re.compile(r"\.(?:cpp|cc|cu|cuh|h|hpp|c):\d{1,7}\]:?$")
+
+_LEVEL_AHEAD = re.compile(r"- " + _LEVELS + r" - ")
 
 _TYPE = re.compile(r"[A-Za-z_][\w.<>]{0,300}(?:\([\w.]{1,200}\))?")
 
@@ -122,10 +137,14 @@ def exception_in(content: str) -> tuple[int, str, str] | None:
     name (its ``__str__``), so the message keeps it. Linear: ``str.find`` and bounded walks.
     """
     suffixes = [suffix for suffix in _SUFFIXES if suffix in content]
-    if not suffixes and not content.startswith(_OTHER_STARTS):
+    if not suffixes and not any(name in content[:500] for name in _OTHER_STARTS):
         return None
     split = split_exception_line(content) if content[:1].isalpha() or content[:1] == "_" else None
-    if split is not None and is_exception_name(split[0]):
+    if split is not None and (
+        is_exception_name(split[0]) or (split[0] == "Exception" and split[1].strip())
+    ):
+        # A bare ``Exception: message`` at the line's start is what ``raise Exception(...)``
+        # prints; inside a line the word is too common in prose to count.
         return 0, split[0], split[1]
     best: tuple[int, str, str] | None = None
     for suffix in suffixes:
@@ -182,6 +201,11 @@ def worth_a_look(raw: str) -> bool:
         or "Exit" in raw
         or "Interrupt" in raw
         or "Stop" in raw
+        or 'File "' in raw
+        or "what():" in raw
+        or "Assertion `" in raw
+        or "Check failed" in raw
+        or "OutOfResources" in raw
     )
 
 
@@ -199,13 +223,21 @@ def peel(line: str) -> tuple[str, str]:
     pos = 0
     keys: list[str] = []
     size = len(line)
+    numbered = _LINENO.match(line)
+    if numbered is not None:
+        keys.append("N")
+        pos = numbered.end()
     for _ in range(10):
         m = _TOKEN.match(line, pos)
         if m is None:
             break
         kind = m.lastgroup
         token = m.group()
-        if kind == "sep" and not keys:
+        if kind == "sep" and not keys and _LEVEL_AHEAD.match(line, pos) is None:
+            break  # ``- WARNING - name - message``: the head of a cut-off line is peeled
+        if kind == "logger" and (not keys or keys[-1] != "-"):
+            break  # a logger name only after ``LEVEL - ``
+        if kind == "sep" and keys and keys[-1] == "-":
             break
         if kind in ("ts", "glog"):
             keys.append("T")
@@ -216,9 +248,67 @@ def peel(line: str) -> tuple[str, str]:
         pos = m.end()
         if pos < size and line[pos] in " \t":
             pos += 1
-            if kind in ("lvl", "sep", "name", "loc"):
+            if kind in ("lvl", "sep", "name", "loc", "logger"):
                 while pos < size and line[pos] == " " and pos < m.end() + 16:
                     pos += 1
+        if kind == "glog" or (kind == "br" and _CPP_LOCATION.search(token) is not None):
+            break  # C++ logging: the rest of the line is the message
     if not keys:
         return "", line
     return "".join(keys), line[pos:]
+
+
+#: ``raise ValueError(f"...`` (a traceback's source line): the type and the string's opening.
+_RAISE = re.compile(r"raise ([A-Za-z_][\w.]{0,200})\((?:[rRbB]?[fF]|[fF]?[rR])?(\"\"\"|'''|\"|')")
+
+
+def raise_in(content: str) -> tuple[str, str] | None:
+    """``raise ValueError(f"Template {name} does not exist.")`` -> ``("ValueError", "Template
+    {name} does not exist.")``: the exception and the first string literal of a raise statement,
+    as a source line shows it (an f-string's fields kept as written, so a catalog template,
+    itself copied from that f-string, fits it). ``None`` for anything else."""
+    s = content.strip()
+    if not s.startswith("raise "):
+        return None
+    m = _RAISE.match(s)
+    if m is None or not is_exception_name(m.group(1)):
+        return None
+    quote = m.group(2)
+    pos = m.end()
+    limit = min(len(s), pos + 4096)
+    parts: list[str] = []
+    while pos < limit:
+        end = s.find(quote, pos, limit)
+        slash = s.find("\\", pos, end if end >= 0 else limit)
+        if slash >= 0:
+            parts.append(s[pos:slash])
+            nxt = s[slash + 1 : slash + 2]
+            parts.append({"n": "\n", "t": "\t"}.get(nxt, nxt))
+            pos = slash + 2
+            continue
+        if end < 0:
+            return None
+        parts.append(s[pos:end])
+        literal = "".join(parts)
+        return (m.group(1), literal) if literal.strip() else None
+    return None
+
+
+def unwrap(content: str) -> str:
+    """A line without the Markdown around it: ``> `` quote markers (nested too), inline code
+    backticks around an error line (```RuntimeError: ...```) and a fence glued to it
+    (````````ValueError: ...``); a fence line itself stays as it is."""
+    for _ in range(4):
+        if content[:1] != ">":
+            break
+        content = content[2:] if content[1:2] == " " else content[1:]
+    if content[:1] == "`":
+        rest = content.lstrip("`")
+        if content.startswith("```") and " " not in rest:
+            return content  # a fence line (```python)
+        content = rest
+        if content.endswith("`"):
+            bare = content.rstrip("`")
+            if bare.count("`") % 2 == 0:  # the run closes no code span inside the line
+                content = bare
+    return content

@@ -9,9 +9,10 @@ Bare error lines and HTTP error bodies (:mod:`.bodies`) are findings too.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import IO, AnyStr, Literal
 
 from .bodies import embedded_errors
@@ -21,12 +22,22 @@ from .lines import (
     exception_in,
     is_exception_name,
     peel,
+    raise_in,
     split_exception_line,
     starts_exception,
+    unwrap,
     worth_a_look,
 )
 from .model import ErrorFacts
-from .traceback_text import BOX, BOX_TOP, HEADER_CORE, SEPARATORS, message_lines, parse_traceback
+from .traceback_text import (
+    BOX,
+    BOX_TOP,
+    FRAME,
+    HEADER_CORE,
+    SEPARATORS,
+    message_lines,
+    parse_traceback,
+)
 
 __all__ = ["MAX_LINE", "Finding", "scan_lines", "scan_stream", "scan_text"]
 
@@ -62,13 +73,59 @@ _SWEEP_EVERY = 256
 
 _HEADER = "Traceback (most recent call last):"
 
-#: Substrings of any line worth a closer look: exception names, traceback headers, bodies.
-#: (``KeyboardInterrupt``/``SystemExit`` are found inside tracebacks, not as lone lines.)
-_MARKERS = ("rror", "xception", "Traceback", "Warning", "detail")
+#: Substrings of any line worth a closer look: exception names, traceback headers, bodies,
+#: stack frames (a paste that starts mid-stack). (``KeyboardInterrupt``/``SystemExit`` are
+#: found inside tracebacks, not as lone lines.)
+_MARKERS = (
+    "rror",
+    "xception",
+    "Traceback",
+    "Warning",
+    "detail",
+    'File "',
+    "Assertion `",
+    "Check failed",
+)
 
 _MARKERS_B = tuple(m.encode() for m in _MARKERS)
 
 _TB, _MSG, _BLANK, _SEP = 1, 2, 3, 4
+
+#: A paste this short (characters, non-blank lines) that shows no error form at all is read
+#: as one bare message per line.
+_OPENING_CHARS = 4096
+
+_OPENING_LINES = 3
+
+#: A progress bar (tqdm) or the shell's ``Killed``: never part of an error message.
+_PROGRESS = re.compile(r"\s{0,8}(?:[\w .:/-]{0,80}: {0,2})?\d{1,3}%\|")
+
+#: What the text says about the run it comes from: literal spellings of each project in
+#: paths, module names, commands and logger names, searched in C over whole blocks.
+EVIDENCE: dict[str, tuple[str, ...]] = {
+    "sglang": ("sglang", "sgl_kernel", "sgl-kernel", "launch_server"),
+    "llamafactory": (
+        "llamafactory",
+        "llmtuner",
+        "lama_factory",
+        "lama-factory",
+        "LaMA-Factory",
+        "LaMA_Factory",
+        "lamaFactory",
+    ),
+    "vllm": ("vllm",),
+    "tensorrt_llm": ("tensorrt_llm",),
+    "megatron": ("megatron",),
+    "deepspeed-launcher": ("deepspeed/launcher", "deepspeed.launcher"),
+}
+
+#: Characters at the start of the input searched whole for ``EVIDENCE``.
+_EVIDENCE_HEAD = 1 << 20
+
+#: SGLang's own log-line prefix: ``[2025-06-11 09:30:02 TP0]``, ``[... DP1 TP3 EP3]``.
+_SGLANG_PREFIX = re.compile(r"[\[ ](?:[PD]P\d{1,4} )?TP\d{1,4}(?: (?:EP|PP)\d{1,4})*\]")
+
+_EVIDENCE_B = {name: tuple(n.encode() for n in needles) for name, needles in EVIDENCE.items()}
 
 
 @dataclass(slots=True)
@@ -79,24 +136,30 @@ class Finding:
     end_line: int
     kind: Literal["traceback", "line", "body"]
     facts: ErrorFacts
+    #: Projects the text read so far shows (``EVIDENCE``): the run's context, from the log
+    #: (up to the end of the block being read, so not part of a finding's identity).
+    context: frozenset[str] = field(default=frozenset(), compare=False)
 
 
 class _Record:
     """The lines of one traceback (or error line) still being read, and where it stands."""
 
     __slots__ = (
+        "after_frame",
         "blanks",
         "chained",
         "chars",
         "confirmed",
         "end",
         "first_message",
+        "flat",
         "group",
         "head",
         "indent",
         "key",
         "kind",
         "last_seen",
+        "lone",
         "msg_chars",
         "msg_lines",
         "start",
@@ -122,6 +185,9 @@ class _Record:
         self.type_name = ""  # for a lone error line: its type and first message line
         self.first_message = ""
         self.indent = 0  # columns before a rich box drawn by a log handler
+        self.lone = False  # an error line outside a traceback (its message is read as is)
+        self.flat = False  # frames printed without their indentation (a reflowed paste)
+        self.after_frame = False  # the last line taken was a frame line
 
     def add(self, s: str, lineno: int) -> None:
         if self.state == _MSG:
@@ -139,8 +205,33 @@ class _Record:
             self.tail = deque(maxlen=_TAIL_LINES)
         self.tail.append(s)
 
+    def wrapped_function(self, st: str) -> bool:
+        """A frame line wrapped after ``, in`` (a narrow terminal or a quoted paste): the
+        function's name on the next line is put back on it."""
+        lines = self.tail if self.tail else self.head
+        if not lines or not st.isidentifier():
+            return False
+        last = lines[-1].rstrip()
+        if not last.endswith(", in"):
+            return False
+        lines[-1] = f"{last} {st}"
+        return True
+
     def lines(self) -> list[str]:
         return self.head + list(self.tail) if self.tail else self.head
+
+
+def _ends_message(s: str, st: str) -> bool:
+    """A line that is never part of an error message: a code fence, a progress bar, the
+    shell's ``Killed``, a stack frame, a C++ stack (``Exception raised from``/``frame #3:``),
+    a torchrun banner, a Python warning."""
+    return (
+        st.startswith(("```", "Killed", "Exception raised from ", "frame #", "*****"))
+        or st.startswith('File "')
+        or (s[:1] not in " \t" and FRAME.match("  " + s) is not None)
+        or _PROGRESS.match(s) is not None
+        or "Warning: " in s[:200]
+    )
 
 
 def _starts_group(content: str) -> bool:
@@ -167,6 +258,19 @@ class _Scanner:
         self.needles = needles
         self._markers = _MARKERS + needles
         self._markers_b = _MARKERS_B + tuple(n.encode() for n in needles)
+        self.context: frozenset[str] = frozenset()
+        self.emitted = 0
+        self.opened = 0  # records opened: some error form was seen
+        # The head of the input is searched whole for the projects it names (a run's
+        # command line and start-up logs); after it, only the lines looked at closely.
+        self._evidence_left = _EVIDENCE_HEAD
+        self._opening: list[str] | None = []  # the text so far, while it is a short paste
+        self._opening_chars = 0
+
+    def _emit(self, finding: Finding) -> None:
+        finding.context = self.context
+        self.emitted += 1
+        self.out.append(finding)
 
     def _needle_in(self, text: str) -> bool:
         return any(needle in text for needle in self.needles)
@@ -182,9 +286,19 @@ class _Scanner:
             and "Traceback" not in raw
             and "Warning" not in raw
             and "detail" not in raw
+            and 'File "' not in raw
+            and "Assertion `" not in raw
+            and "Check failed" not in raw
             and not self._needle_in(raw)
         ):
+            if self._opening is not None:
+                self._remember(raw + "\n")
+            if self._evidence_left > 0:
+                self._evidence_left -= len(raw)
+                self._evidence(raw)
             return
+        if self._opening is not None:
+            self._remember(raw + "\n")
         self._slow(raw[:MAX_LINE], self.lineno)
 
     def feed_block(self, text: str | bytes) -> None:
@@ -193,10 +307,40 @@ class _Scanner:
         Bytes are searched as bytes and only the lines looked at are decoded (UTF-8,
         invalid sequences replaced): a newline byte never occurs inside a UTF-8 sequence.
         """
+        if self._opening is not None:
+            self._remember(text.decode("utf-8", "replace") if isinstance(text, bytes) else text)
+        if self._evidence_left > 0:
+            self._evidence(text[: self._evidence_left])
+            self._evidence_left -= len(text)
         if isinstance(text, bytes):
             self._feed(text, b"\n", self._markers_b)
         else:
             self._feed(text, "\n", self._markers)
+
+    def _evidence(self, text: str | bytes) -> None:
+        """Note the projects ``text`` names (a few searches in C per block)."""
+        if len(self.context) == len(EVIDENCE):
+            return
+        found = set()
+        if isinstance(text, bytes):
+            for name, needles_b in _EVIDENCE_B.items():
+                if name not in self.context and any(n in text for n in needles_b):
+                    found.add(name)
+        else:
+            for name, needles in EVIDENCE.items():
+                if name not in self.context and any(n in text for n in needles):
+                    found.add(name)
+        if found:
+            self.context = self.context | found
+
+    def _remember(self, text: str) -> None:
+        """Keep the start of the input while it could be a short paste of a bare message."""
+        assert self._opening is not None
+        self._opening_chars += len(text)
+        if self._opening_chars > _OPENING_CHARS:
+            self._opening = None
+        else:
+            self._opening.append(text)
 
     def _feed(self, text: AnyStr, newline: AnyStr, markers: tuple[AnyStr, ...]) -> None:
         pos = 0
@@ -231,9 +375,24 @@ class _Scanner:
             pos = end + 1
 
     def finish(self) -> None:
-        """Close every open record (end of input)."""
+        """Close every open record (end of input).
+
+        A short paste that showed no error form at all (``Please merge adapters before
+        quantizing the model.``) is read as bare messages, one per non-blank line.
+        """
         for record in sorted(self.records.values(), key=lambda r: r.start):
             self._close(record)
+        if self._opening is not None and not self.emitted and not self.opened:
+            lines = "".join(self._opening).split("\n")
+            kept: list[tuple[int, str]] = []
+            for lineno, raw in enumerate(lines, 1):
+                content = unwrap(peel(ANSI.sub("", raw).strip())[1]).strip()
+                if content and not content.startswith("```"):
+                    kept.append((lineno, content))
+            if len(kept) <= _OPENING_LINES:
+                for lineno, content in kept:
+                    facts = ErrorFacts(type_name="", message=content)
+                    self._emit(Finding(lineno, lineno, "line", facts))
 
     # the slow path
 
@@ -246,7 +405,16 @@ class _Scanner:
             raw = next((p for p in reversed(raw.split("\r")) if p.strip()), "")
         if "\x1b" in raw:
             raw = ANSI.sub("", raw)
+        self._evidence(raw)
         key, content = peel(raw)
+        if "TP" in key and "sglang" not in self.context and _SGLANG_PREFIX.search(key):
+            self.context = self.context | {"sglang"}
+        if content[:1] in ">`":
+            quoted = content[:1] == ">"
+            content = unwrap(content)
+            if quoted:
+                more, content = peel(content)
+                key += more
         if content.endswith("cluster]"):
             content = RAY_REPEAT.sub("", content)
         if self.records:
@@ -303,8 +471,22 @@ class _Scanner:
                     return True
                 return record.blanks <= 2
             record.blanks = 0
+            if record.after_frame and record.wrapped_function(st):
+                return True
             if s[0] in " \t" or s[0] in BOX:
+                record.after_frame = s[0] != "\t" and FRAME.match(s) is not None
                 record.add(s, lineno)
+                return True
+            if s.startswith('File "') and FRAME.match(s) is not None:
+                # A paste whose indentation was lost: frames and source lines at column 0.
+                record.flat = record.after_frame = True
+                record.add("  " + s, lineno)
+                return True
+            if record.flat and (
+                (record.after_frame and not starts_exception(s)) or not st.strip("^~ ")
+            ):
+                record.after_frame = False
+                record.add("    " + s, lineno)
                 return True
             if st in SEPARATORS:
                 record.add(s, lineno)
@@ -327,7 +509,7 @@ class _Scanner:
                 record.chained = True
                 record.add(s, lineno)
                 return True
-            if HEADER_CORE in s:
+            if HEADER_CORE in s or _ends_message(s, st):
                 return False
             if s[0] not in " \t" and starts_exception(s):
                 return False
@@ -383,6 +565,8 @@ class _Scanner:
         elif _starts_group(content):
             first = content
             group = True
+        elif 'File "' in content and FRAME.match(content) is not None:
+            first = content  # a paste that starts mid-stack, without its header
         if first is not None:
             for other in list(self.records.values()):
                 if key.startswith(other.key):
@@ -390,7 +574,27 @@ class _Scanner:
             record = _Record(key, lineno, "traceback", _TB, group)
             if first[:1] in BOX_TOP:
                 record.indent = len(content) - len(first)
+            elif first.startswith('File "'):
+                record.flat = True
+                first = "  " + first
+            record.after_frame = first is content or first.startswith("  File")
             record.add(first, lineno)
+            self._open(record)
+            return
+        raised = raise_in(content) if "raise " in content[:80] else None
+        if raised is not None:
+            # A source line alone (``raise ValueError(f"...")``): what the code raises.
+            facts = ErrorFacts(type_name=raised[0], message=raised[1])
+            self._emit(Finding(lineno, lineno, "line", facts))
+            return
+        what = content.lstrip()
+        if what.startswith("what():"):
+            # C++'s ``terminate called after throwing an instance of 'c10::Error'`` and then
+            # ``  what():  CUDA error: ...``: the message of an exception torch raised in C++.
+            record = _Record(key, lineno, "line", _MSG, False)
+            record.lone = True
+            record.first_message = what[len("what():") :].strip()
+            record.add(content, lineno)
             self._open(record)
             return
         hit = exception_in(content)
@@ -398,25 +602,39 @@ class _Scanner:
             begin, type_name, message = hit
             if begin == 0:
                 record = _Record(key, lineno, "line", _MSG, False)
+                record.lone = True
                 record.type_name, record.first_message = type_name, message
                 record.add(content, lineno)
                 self._open(record)
             else:
                 facts = ErrorFacts(type_name=type_name, message=message.rstrip())
-                self.out.append(Finding(lineno, lineno, "line", facts))
+                self._emit(Finding(lineno, lineno, "line", facts))
+            return
+        if ("Assertion `" in content and "failed" in content) or "Check failed" in content:
+            # A CUDA kernel's device-side assertion (``IndexKernel.cu:92: ... Assertion
+            # `idx < size` failed.``) or glog's ``Check failed: ...``: C++ stopping the run.
+            start = content.find("Check failed")
+            message = content[start:] if start >= 0 else content
+            facts = ErrorFacts(type_name="", message=message.strip())
+            self._emit(Finding(lineno, lineno, "line", facts))
             return
         found = len(self.out)
         if "{" in content:
             for item in embedded_errors(content):
                 if item.is_error:
-                    type_name = item.type if is_exception_name(item.type) else ""
-                    facts = ErrorFacts(type_name=type_name, message=item.message)
-                    self.out.append(Finding(lineno, lineno, "body", facts))
+                    # A body's ``type`` names the HTTP error class (``BadRequestError``), not
+                    # the exception the server raised: the message alone is matched.
+                    facts = ErrorFacts(type_name="", message=item.message)
+                    self._emit(Finding(lineno, lineno, "body", facts))
         if self.needles and len(self.out) == found and self._needle_in(content):
-            facts = ErrorFacts(type_name="", message=content.strip())
-            self.out.append(Finding(lineno, lineno, "line", facts))
+            message = content.strip()
+            if content[:1] in " \t":  # an indented line: its prefix is after the indentation
+                message = peel(message)[1].strip()
+            facts = ErrorFacts(type_name="", message=message)
+            self._emit(Finding(lineno, lineno, "line", facts))
 
     def _open(self, record: _Record) -> None:
+        self.opened += 1
         old = self.records.get(record.key)
         if old is not None:
             self._close(old)
@@ -435,9 +653,13 @@ class _Scanner:
         if self.records.get(record.key) is record:
             del self.records[record.key]
         lines = record.lines()
-        if record.type_name and not record.chained:
+        if record.lone and not record.chained:
             more = message_lines(lines[1:])
             message = "\n".join([record.first_message, *more])
+            if message.endswith("`"):
+                bare = message.rstrip("`")
+                if bare.count("`") % 2 == 0:  # closes a code span opened before the message
+                    message = bare
             facts: ErrorFacts | None = ErrorFacts(type_name=record.type_name, message=message)
         else:
             facts = parse_traceback(lines)
@@ -446,7 +668,7 @@ class _Scanner:
         kind: Literal["traceback", "line"] = "traceback"
         if record.kind == "line" and not facts.has_stack:
             kind = "line" if not any(f.has_stack for f in facts.chain) else "traceback"
-        self.out.append(Finding(record.start, record.end, kind, facts))
+        self._emit(Finding(record.start, record.end, kind, facts))
 
 
 # -- public entry points --------------------------------------------------------------------

@@ -12,11 +12,19 @@ import re
 from collections import deque
 
 from .._config import NOTE_PREFIX
-from .lines import split_exception_line
+from .lines import raise_in, split_exception_line
 from .model import MAX_CHAIN, MAX_FRAMES, ErrorFacts, Frame
 from .paths import split_path
 
-__all__ = ["BOX", "BOX_TOP", "HEADER_CORE", "SEPARATORS", "message_lines", "parse_traceback"]
+__all__ = [
+    "BOX",
+    "BOX_TOP",
+    "FRAME",
+    "HEADER_CORE",
+    "SEPARATORS",
+    "message_lines",
+    "parse_traceback",
+]
 
 HEADER_CORE = "Traceback (most recent call last)"
 
@@ -35,7 +43,10 @@ BOX_TOP = frozenset("╭┏╔")
 
 _BOX_SIDE = frozenset("│┃║")
 
-_FRAME = re.compile(r'[ \t]{0,64}File "([^"\n]{1,4096})", line (\d{1,9})(?:, in (.{1,2048}))?$')
+_FRAME = re.compile(r'[ \t]{0,64}File "([^"\n]{1,4096})", line (\d{1,9})(?:, in ?(.{0,2048}))?$')
+
+#: A frame line of a printed traceback (path, line, function).
+FRAME = _FRAME
 
 
 def _frame(filename: str, function: str, line: int | None) -> Frame:
@@ -121,6 +132,7 @@ def _parse_plain(lines: list[str]) -> ErrorFacts | None:
     has_header = False
     width = 0
     final = -1
+    source = ""  # the innermost frame's source line
     for index, s in enumerate(lines):
         st = s.strip()
         if not st:
@@ -141,6 +153,9 @@ def _parse_plain(lines: list[str]) -> ErrorFacts | None:
             if m is not None:
                 func = (m.group(3) or "").strip()
                 frames.append(_frame(m.group(1), func, int(m.group(2))))
+                source = ""
+            elif not source and frames:
+                source = st
             continue
         final = index
         break
@@ -153,6 +168,11 @@ def _parse_plain(lines: list[str]) -> ErrorFacts | None:
             type_name = split[0]
             more = message_lines(lines[final + 1 :])
             message = _join_message(lines[final], split[1], more, width)
+    if final < 0 and source:
+        # Cut before its last line: the innermost frame's ``raise X("...")`` says what it was.
+        raised = raise_in(source)
+        if raised is not None:
+            type_name, message = raised
     if not type_name and not frames:
         return None
     return ErrorFacts(

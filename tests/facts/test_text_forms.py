@@ -1,0 +1,321 @@
+"""Forms of pasted error text the scanner must read, each a minimal case of a class of real
+pastes (the corpus under ``tests/data/pastes/dev`` names one of each in the comments).
+
+Excerpts (no header, cut before the last line, indentation lost), Markdown quoting, error
+forms without a Python exception line, where a message ends, bodies that are not quite JSON,
+and what the text says about the run it comes from.
+"""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from errhints._facts import scan_stream, scan_text
+from errhints._facts.lines import exception_in, raise_in, unwrap
+from errhints._facts.model import ErrorFacts
+
+SITE = "/usr/lib/python3/site-packages"
+
+
+def only(text: str) -> ErrorFacts:
+    found = scan_text(text)
+    assert len(found) == 1, [(f.line, f.facts.type_name, f.facts.message) for f in found]
+    return found[0].facts
+
+
+# -- excerpts ---------------------------------------------------------------------------------
+
+
+def test_a_paste_starting_mid_stack_keeps_its_frames() -> None:
+    """dev/007: the paste starts at a frame line, without ``Traceback (most recent ...)``."""
+    facts = only(
+        f' File "{SITE}/transformers/hf_argparser.py", line 377, in parse_dict\n'
+        '    raise ValueError(f"Some keys are not used by the HfArgumentParser: {x}")\n'
+        "ValueError: Some keys are not used by the HfArgumentParser: ['do_predict']\n"
+    )
+    assert facts.type_name == "ValueError"
+    assert facts.message == "Some keys are not used by the HfArgumentParser: ['do_predict']"
+    assert [(f.path, f.function) for f in facts.frames] == [
+        ("transformers/hf_argparser.py", "parse_dict")
+    ]
+
+
+def test_a_traceback_cut_before_its_last_line_is_read_from_the_raise_statement() -> None:
+    """dev/071-like: the paste stops at the innermost frame's ``raise`` line."""
+    facts = only(
+        "Traceback (most recent call last):\n"
+        f'  File "{SITE}/llamafactory/data/template.py", line 540, in get_template\n'
+        '    raise ValueError(f"Template {data_args.template} does not exist.")\n'
+    )
+    assert (facts.type_name, facts.message) == (
+        "ValueError",
+        "Template {data_args.template} does not exist.",
+    )
+    assert facts.frames[-1].path == "llamafactory/data/template.py"
+
+
+def test_a_raise_line_alone_says_what_is_raised() -> None:
+    """dev/057: the reporter pasted only the source line."""
+    facts = only('raise RuntimeError("Cannot find valid samples, check `data/README.md`.")\n')
+    assert (facts.type_name, facts.message) == (
+        "RuntimeError",
+        "Cannot find valid samples, check `data/README.md`.",
+    )
+    assert raise_in("    raise ImportError(") is None
+    assert raise_in("raise foo(x)") is None
+    assert raise_in(r'raise ValueError("say \"hi\"")') == ("ValueError", 'say "hi"')
+
+
+def test_frames_whose_indentation_was_lost() -> None:
+    """dev/063, dev/213: every line at column 0, carets included."""
+    facts = only(
+        "```\n"
+        f'File "{SITE}/sglang/srt/managers/scheduler.py", line 2777, in run_scheduler_process\n'
+        "scheduler.event_loop_normal()\n"
+        "^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+        f'File "{SITE}/sglang/srt/managers/scheduler.py", line 983, in event_loop_normal\n'
+        "batch = self.get_next_batch_to_run()\n"
+        "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+        "```\n"
+    )
+    assert facts.type_name == "RuntimeError"
+    assert facts.message == "CUDA error: an illegal memory access was encountered"
+    assert [f.function for f in facts.frames] == ["run_scheduler_process", "event_loop_normal"]
+
+
+# -- quoting ----------------------------------------------------------------------------------
+
+
+def test_markdown_quotes_and_inline_code() -> None:
+    """dev/305 (``> `` quoted, a frame line wrapped after ``in``) and dev/287 (backticks)."""
+    facts = only(
+        f'>   File "{SITE}/transformers/hf_argparser.py", line 347, in \n'
+        "> parse_args_into_dataclasses\n"
+        ">     raise ValueError(f'unused: {remaining_args}')\n"
+        "> ValueError: unused: ['--llm_type']\n"
+    )
+    assert (facts.type_name, facts.message) == ("ValueError", "unused: ['--llm_type']")
+    assert facts.frames[0].path == "transformers/hf_argparser.py"
+
+    facts = only("`RuntimeError: Decode out of memory.\nTry to allocate 148 tokens.`\n")
+    assert facts.message == "Decode out of memory.\nTry to allocate 148 tokens."
+    assert unwrap("> > x") == "x" and unwrap("```python") == "```python"
+
+
+# -- where a message ends ---------------------------------------------------------------------
+
+
+def test_a_message_ends_at_lines_that_cannot_belong_to_it() -> None:
+    """A code fence, a progress bar, ``Killed``, a C++ stack and a torchrun banner end it."""
+    for after in (
+        "```",
+        " 45%|████▌     | 9/20 [00:03<00:04,  2.50it/s]",
+        "Running tokenizer on dataset:  45%|████▌     | 9/20",
+        "Killed",
+        "Exception raised from c10_cuda_check_implementation at CUDAException.cpp:43",
+        "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96",
+        "***************************************",
+        'File "/a/b.py", line 3, in f',
+    ):
+        facts = scan_text(f"ValueError: Template foo does not exist.\n{after}\n")[0].facts
+        assert facts.message == "Template foo does not exist.", after
+    facts = only("ValueError: first line\n  second line\n")
+    assert facts.message == "first line\n  second line"
+
+
+# -- error forms without a Python exception line ----------------------------------------------
+
+
+def test_a_bare_exception_line() -> None:
+    """dev/069, dev/101: ``raise Exception(...)`` prints ``Exception: message``."""
+    facts = only("Exception: flashinfer with minimum required version 0.1.6 is not installed.\n")
+    assert (facts.type_name, facts.message) == (
+        "Exception",
+        "flashinfer with minimum required version 0.1.6 is not installed.",
+    )
+    assert exception_in("Exception in thread Thread-1:") is None
+    assert exception_in("Exception: ") is None
+
+
+def test_a_cpp_abort_gives_the_what_message() -> None:
+    """dev/060: ``terminate called after throwing an instance of 'c10::Error'``."""
+    facts = only(
+        "terminate called after throwing an instance of 'c10::DistBackendError'\n"
+        "  what():  [PG ID 2 Rank 1] Process group watchdog thread terminated with exception:"
+        " CUDA error: an illegal memory access was encountered\n"
+        "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n"
+        "\n"
+        "Exception raised from c10_cuda_check_implementation at CUDAException.cpp:43\n"
+        "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96\n"
+    )
+    assert facts.message.startswith("[PG ID 2 Rank 1] Process group watchdog")
+    assert facts.message.endswith("device-side assertions.")
+
+
+def test_cuda_assertions_glog_checks_and_triton_resources() -> None:
+    """dev/227 (a kernel's device-side assertion), glog's ``Check failed``, dev/167 (Triton's
+    ``OutOfResources``, whose name has none of the usual suffixes)."""
+    found = scan_text(
+        "../aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [0,0,0], thread:"
+        ' [64,0,0] Assertion `index < sizes[i] && "index out of bounds"` failed.\n'
+        "F0101 10:00:00.000000 123 engine.cc:12] Check failed: x == y (1 vs. 2)\n"
+        "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required:"
+        " 163840, Hardware limit: 101376\n"
+    )
+    assert [(f.facts.type_name, f.facts.message[:24]) for f in found] == [
+        ("", "../aten/src/ATen/native/"),
+        ("", "Check failed: x == y (1 "),
+        ("triton.runtime.errors.OutOfResources", "out of resource: shared "),
+    ]
+
+
+def test_a_short_paste_of_a_bare_message() -> None:
+    """dev/279: only the message, without a type; a longer log is not read this way."""
+    facts = only("Please merge adapters before quantizing the model.\n")
+    assert (facts.type_name, facts.message) == (
+        "",
+        "Please merge adapters before quantizing the model.",
+    )
+    assert scan_text("hello\n" * 2000) == []
+    assert scan_text("one\ntwo\nthree\nfour\n") == []  # a log, not a message
+    assert scan_text("Traceback (most recent call last):\n") == []
+
+
+# -- bodies -----------------------------------------------------------------------------------
+
+
+def test_a_json_body_with_a_shell_escaped_quote() -> None:
+    """dev/142: ``model\\'s`` is neither JSON nor Python; the message still reads, and the
+    body's ``type`` (an HTTP error class) is not taken for the exception."""
+    facts = only(
+        '{"object":"error","message":"The input (61709 tokens) is longer than the model\\\'s'
+        ' context length (40960 tokens).","type":"BadRequestError","param":null,"code":400}\n'
+    )
+    assert facts.type_name == ""
+    assert facts.message == (
+        "The input (61709 tokens) is longer than the model's context length (40960 tokens)."
+    )
+
+
+# -- run context from the text ----------------------------------------------------------------
+
+
+def test_the_projects_the_text_shows() -> None:
+    """Paths, commands and logger names anywhere in the head of a log, and in the lines read
+    closely after it, say which project ran; look-alikes are noted too."""
+    log = (
+        "$ llamafactory-cli train examples/qwen.yaml\n"
+        "ValueError: Some keys are not used by the HfArgumentParser: ['x']\n"
+    )
+    assert scan_text(log)[0].context == {"llamafactory"}
+    vllm = f'  File "{SITE}/vllm/engine/llm_engine.py", line 3, in f\nValueError: bad\n'
+    assert scan_text(vllm)[0].context == {"vllm"}
+    assert scan_text("ValueError: bad\n")[0].context == frozenset()
+    streamed = list(scan_stream(io.BytesIO(log.encode()), 7))
+    assert streamed[0].context == {"llamafactory"}
+
+
+# -- size -------------------------------------------------------------------------------------
+
+
+class _Generated(io.RawIOBase):
+    """``size`` bytes of an ordinary log, made up as they are read (never on disk)."""
+
+    LINE = b"[2025-06-11 09:30:02 TP0] Decode batch. #running-req: 3, #token: 1024, gen\n"
+
+    def __init__(self, size: int) -> None:
+        self.left = size
+        self.block = self.LINE * ((1 << 20) // len(self.LINE))
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        n = min(len(buffer), len(self.block), self.left)
+        buffer[:n] = self.block[:n]
+        self.left -= n
+        return n
+
+
+@pytest.mark.slow
+def test_a_gigabyte_stream_in_bounded_memory() -> None:
+    """1 GB of log made up on the fly, one traceback at its end: found, in linear time."""
+    tail = b'Traceback (most recent call last):\n  File "/a/b.py", line 1, in f\nValueError: x\n'
+    stream = io.BufferedReader(_Generated(1 << 30), buffer_size=1 << 20)
+    found = list(scan_stream(io.BufferedReader(_Chain(stream, tail))))
+    assert [(f.facts.type_name, f.facts.message) for f in found] == [("ValueError", "x")]
+
+
+class _Chain(io.RawIOBase):
+    def __init__(self, first: io.BufferedReader, tail: bytes) -> None:
+        self.first, self.tail = first, tail
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        data = self.first.read(len(buffer)) or self.tail
+        if data is self.tail:
+            self.tail = b""
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def test_line_numbers_a_viewer_added() -> None:
+    """dev/039: ``[80810] `` before every line; a numbered listing's ``12<TAB>``."""
+    facts = only(
+        "[80817] Traceback (most recent call last):\n"
+        '[80818]   File "/a/b.py", line 3, in f\n'
+        "[80819] ValueError: x\n"
+    )
+    assert (facts.type_name, facts.message, len(facts.frames)) == ("ValueError", "x", 1)
+    facts = only(
+        '12\tTraceback (most recent call last):\n13\t  File "/a/b.py", line 3, in f\n'
+        "14\tValueError: x\n"
+    )
+    assert (facts.type_name, facts.message, len(facts.frames)) == ("ValueError", "x", 1)
+
+
+def test_sglang_log_prefixes_say_the_run_is_sglang() -> None:
+    for prefix in ("[2025-06-11 09:30:02 TP0] ", "[2025-06-11 09:30:02 DP1 TP3 EP3] "):
+        assert scan_text(prefix + "ValueError: x\n")[0].context == {"sglang"}
+    assert scan_text("[TPU] ValueError: x\n")[0].context == frozenset()
+
+
+def test_log_record_starts_end_a_message() -> None:
+    """dev/071: torchrun's glog lines (a 15-digit thread id) right after an error line; the
+    same for the other record formats."""
+    for record in (
+        "W0429 11:19:48.007000 140541977510912 torch/distributed/elastic/api.py:858] Sending",
+        "[2025-06-11 09:30:02 TP0] Prefill batch.",
+        "[INFO|2025-06-11 09:30:02] llamafactory.train.trainer:42 >> loss",
+        "2025-06-11 10:20:01,554 ERROR something else",
+        "06/28/2024 18:00:13 - WARNING - llamafactory.hparams.parser - We recommend x",
+        "INFO: 127.0.0.1 - GET /health",
+        "(WorkerDict pid=616) hello",
+    ):
+        facts = scan_text(f"ValueError: Template qwen3 does not exist.\n{record}\n")[0].facts
+        assert facts.message == "Template qwen3 does not exist.", record
+
+
+def test_prefixes_of_cpp_and_python_loggers() -> None:
+    """A C++ location ends the prefix, so ``[Rank 1]`` stays in NCCL's message (dev/042);
+    ``LEVEL - logger.name - `` is peeled, even with the line's head cut off (dev/149, 150)."""
+    from errhints._facts.lines import peel
+
+    assert (
+        peel(
+            "[rank1]:[E1130 10:00:00.000000 123 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught"
+        )[1]
+        == "[Rank 1] Watchdog caught"
+    )
+    assert peel("WARNING - llmtuner.model.patcher - FlashAttention2 is not installed.")[1] == (
+        "FlashAttention2 is not installed."
+    )
+    assert peel("- WARNING - llamafactory.model.attention - Gemma-2 should use fa2.")[1] == (
+        "Gemma-2 should use fa2."
+    )
+    assert peel("- foo")[1] == "- foo"
+    assert peel("Decode batch. a.b - c")[1] == "Decode batch. a.b - c"
