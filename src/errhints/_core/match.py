@@ -399,6 +399,8 @@ class _Matcher:
                 f.path.partition("/")[0] for f in stack if f.path
             }:
                 return None  # its project's frames are there, but not where this happens
+            if has_stack and entry.package not in packages | self.log_context:
+                return None  # a known stack without its frames, and nothing shows its project
         elif not entry.template.literal_rich:
             return None
         if self._lookalike(entry, packages):
