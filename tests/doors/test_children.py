@@ -164,7 +164,7 @@ def test_multiprocessing_is_patched_lazily_and_restored(run_py: RunPy) -> None:
         assert type(mpp.__loader__).__name__ == "SourceFileLoader", mpp.__loader__
         assert mpp.__spec__.loader is mpp.__loader__
         assert mpp.BaseProcess._bootstrap.__wrapped__ is not None
-        assert not any(type(f).__name__ == "_Finder" for f in sys.meta_path)
+        assert not any(getattr(getattr(f, "owner", None), "module", "") == "multiprocessing.process" for f in sys.meta_path)
         original = mpp.BaseProcess._bootstrap.__wrapped__
         errhints.uninstall()
         assert mpp.BaseProcess._bootstrap is original
