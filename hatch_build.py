@@ -29,7 +29,7 @@ class CatalogBundleHook(BuildHookInterface):  # type: ignore[misc]
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
         if self.target_name != "wheel" or version == "editable":
             return
-        if sys.version_info < (3, 10):
+        if sys.version_info < (3, 10):  # noqa: UP036 - pip may build metadata on an older Python
             # An unsupported Python: pip (which may build the wheel to read its metadata)
             # must get as far as Requires-Python and say so, not fail in errhints' code.
             return

@@ -40,8 +40,8 @@ for v in "${versions[@]}"; do
     [ -z "$first" ] && first=$dir
     if [ "$dir" = "$first" ]; then
         echo "== ruff"
-        "$dir/bin/ruff" check src tests benchmarks examples
-        "$dir/bin/ruff" format --check src tests benchmarks examples
+        "$dir/bin/ruff" check src tests benchmarks examples scripts hatch_build.py
+        "$dir/bin/ruff" format --check src tests benchmarks examples scripts hatch_build.py
         echo "== mypy --strict"
         "$dir/bin/mypy" src/errhints
     fi
