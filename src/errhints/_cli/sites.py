@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 from .._core.siteindex import Identified, identify, sites_at
-from .._packages import project_named
+from .._packages import project_named, project_of
 
 __all__ = ["find_sites", "render_sites"]
 
@@ -24,9 +24,8 @@ def find_sites(query: str) -> list[Identified]:
     """Sites named by ``path.py:function`` (any project), else the sites a message fits."""
     path, sep, function = query.partition(":")
     if sep and path.endswith(".py") and function:
-        head = path.split("/", 1)[0]
-        project = "llamafactory" if head in ("llamafactory", "llmtuner") else head
-        return sites_at(project, path, function)
+        known = project_of(path.split("/", 1)[0])
+        return sites_at(known.name, path, function) if known is not None else []
     type_name, sep, message = query.partition(": ")
     if not sep or " " in type_name:
         type_name, message = "", query

@@ -236,15 +236,21 @@ def _context_frame(entry: Entry, frames: tuple[Frame, ...]) -> tuple[int, Frame]
     return None
 
 
-def _had_path(frame: Frame, path: str) -> bool:
-    """Whether the frame's function, at the frame's path in one release, was at ``path`` in
-    another (the site index holds the paths each function had)."""
+def _other_paths(frame: Frame) -> set[str]:
+    """The other paths the frame's function had in some release, when the site index knows
+    the function at the frame's own path (else none)."""
     if not frame.qualified or frame.package is None or frame.path is None:
-        return False
+        return set()
     from .siteindex import function_history
 
     paths = {canonical_path(p) for p, _r in function_history(frame.package, frame.function)}
-    return path in paths and canonical_path(frame.path) in paths
+    here = canonical_path(frame.path)
+    return paths - {here} if here in paths else set()
+
+
+def _had_path(frame: Frame, path: str) -> bool:
+    """Whether the frame's function was at ``path`` in another release."""
+    return path in _other_paths(frame)
 
 
 class _Matcher:
@@ -347,16 +353,8 @@ class _Matcher:
     ) -> bool:
         """Match the innermost frame against entries' sites at the other paths of its function."""
         inner = facts.frames[-1]
-        if not inner.qualified or inner.package is None:
-            return False
-        from .siteindex import function_history
-
         found = False
-        history = {canonical_path(p) for p, _r in function_history(inner.package, inner.function)}
-        here = canonical_path(inner.path or "")
-        if here not in history:
-            return False  # not a function the site index knows at this path
-        for path in sorted(history - {here}):
+        for path in sorted(_other_paths(inner)):
             for entry, site in self.index.by_site.get((path, _last(inner.function)), ()):
                 if site.function != inner.function or not _type_ok(entry, type_names):
                     continue

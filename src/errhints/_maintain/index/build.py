@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..._core.releases import version_key
+from ..._packages import PROJECTS
 from ..releases import default_cache_dir, fetch_release, top_level
 from .extract import EXTRACT_FORMAT, FileSites, ReleaseSites, extract_release
 from .merge import LineMode, Site, collapse_lines, merge_project
@@ -34,8 +35,8 @@ __all__ = [
 
 #: The shipped index directory of a checkout.
 DEFAULT_OUT = Path(__file__).resolve().parents[4] / "catalog" / "index"
-#: The distributions each project was published as (LlamaFactory was first ``llmtuner``).
-PROJECT_DISTS = {"sglang": ("sglang",), "llamafactory": ("llmtuner", "llamafactory")}
+#: The distributions each project was published as, oldest name first (``_packages``).
+PROJECT_DISTS = {p.name: tuple(reversed(p.distributions)) for p in PROJECTS}
 #: Wheel growth allowed for the index (zip-deflated bytes).
 ZIP_BUDGET = 4_000_000
 

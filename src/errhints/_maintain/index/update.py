@@ -121,9 +121,8 @@ def touched_entries(result: Drift, entries: Sequence[object]) -> None:
     for old, new in result.reworded:
         text = f"reworded {old[3][:60]!r} -> {new[3][:60]!r}"
         changed.setdefault((old[0], old[1]), []).append((text, old[3]))
-    projects = {result.project, "llmtuner"} if result.project == "llamafactory" else {"sglang"}
     for entry in entries:
-        if getattr(entry, "package", "") not in projects:
+        if getattr(entry, "package", "") != result.project:  # entries name the project
             continue
         template = getattr(entry, "template", None)
         own = _skeleton(str(getattr(template, "source", template or "")))
