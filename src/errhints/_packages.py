@@ -12,6 +12,7 @@ __all__ = [
     "PROJECTS",
     "Project",
     "canonical_path",
+    "installed_release",
     "project_named",
     "project_names",
     "project_of",
@@ -149,3 +150,16 @@ def canonical_path(path: str) -> str:
 def project_names(packages: frozenset[str]) -> frozenset[str]:
     """Top-level package names with each former import name replaced by its project's name."""
     return frozenset(_BY_IMPORT[p].name if p in _BY_IMPORT else p for p in packages)
+
+
+def installed_release(name: str) -> str | None:
+    """The version of ``name`` (a project) installed here, from any of its distributions."""
+    from importlib import metadata
+
+    project = project_named(name)
+    for distribution in project.distributions if project is not None else ():
+        try:
+            return metadata.version(distribution)
+        except Exception:  # not installed, or broken metadata
+            continue
+    return None

@@ -27,7 +27,7 @@ SOURCES = {key: RELEASES / f"{key[0]}-{key[1]}" for keys in RELEASE_LIST.values(
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("siteindex") / "index"
-    build_index(RELEASE_LIST, out, sources=SOURCES)
+    build_index(RELEASE_LIST, out, sources=SOURCES, renames=RELEASES / "renames.toml")
     return out
 
 
@@ -118,7 +118,12 @@ def test_frames_rank_first(index_dir: Path, tmp_path: Path) -> None:
         "' is outside the valid range of ports')\n"
     )
     out = tmp_path / "index"
-    build_index({"sglang": [("sglang", "0.2.0")]}, out, sources={("sglang", "0.2.0"): doubled})
+    build_index(
+        {"sglang": [("sglang", "0.2.0")]},
+        out,
+        sources={("sglang", "0.2.0"): doubled},
+        renames=None,
+    )
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(siteindex.ENV_SITEINDEX_DIR, str(out))
         siteindex.reset()

@@ -20,11 +20,12 @@ RELEASE_LIST = {
     "sglang": [("sglang", "0.1.0"), ("sglang", "0.2.0")],
     "llamafactory": [("llmtuner", "0.1.0"), ("llamafactory", "0.2.0")],
 }
+RENAMES = RELEASES / "renames.toml"
 SOURCES = {key: RELEASES / f"{key[0]}-{key[1]}" for keys in RELEASE_LIST.values() for key in keys}
 
 
 def _build(out: Path) -> None:
-    build_index(RELEASE_LIST, out, sources=SOURCES)
+    build_index(RELEASE_LIST, out, sources=SOURCES, renames=RENAMES)
 
 
 @pytest.fixture
@@ -210,12 +211,13 @@ def test_cli_build_and_stats(
         args = parser.parse_args(list(argv))
         return int(args.func(args))
 
-    assert run("build", "--out", str(out), "--cache-dir", str(cache), "--from-cache") == 0
+    renames = ("--renames", str(RENAMES))
+    assert run("build", "--out", str(out), "--cache-dir", str(cache), "--from-cache", *renames) == 0
     assert "13 sites" in capsys.readouterr().out
     first = {p.name: p.read_bytes() for p in out.rglob("*.json")}
     # the second build reads releases.json and the per-release extraction cache
     assert (cache / "index").is_dir()
-    assert run("build", "--out", str(out), "--cache-dir", str(cache)) == 0
+    assert run("build", "--out", str(out), "--cache-dir", str(cache), *renames) == 0
     assert {p.name: p.read_bytes() for p in out.rglob("*.json")} == first
     capsys.readouterr()
     assert run("stats", "--out", str(out)) == 0

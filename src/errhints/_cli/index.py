@@ -39,6 +39,11 @@ def add_arguments(subparsers: Any) -> None:
                 default="auto",
                 help="a line per run of equal lines, or only at each range's last release",
             )
+            cmd.add_argument(
+                "--renames",
+                metavar="FILE",
+                help="the curated renames to check and ship (default: the build's renames.toml)",
+            )
         if name == "build":
             cmd.add_argument(
                 "--from-cache",
@@ -61,17 +66,26 @@ def _out(args: argparse.Namespace) -> Path:
 
 def _build(args: argparse.Namespace, release_list: dict[str, list[tuple[str, str]]]) -> int:
     from .._maintain.index import build_index
+    from .._maintain.index.options import RENAMES, RenameError
     from .._maintain.releases import ReleaseUnavailable
 
     cache = Path(args.cache_dir) if args.cache_dir else None
     lines = None if args.lines == "auto" else args.lines
     try:
         result = build_index(
-            release_list, _out(args), cache_dir=cache, lines=lines, progress=_progress
+            release_list,
+            _out(args),
+            cache_dir=cache,
+            lines=lines,
+            progress=_progress,
+            renames=Path(args.renames) if args.renames else RENAMES,
         )
     except ReleaseUnavailable as err:
         print(f"errhints catalog index: error: {err.reason}", file=sys.stderr)
         return 3
+    except RenameError as err:
+        print(f"errhints catalog index: error: {err}", file=sys.stderr)
+        return 1
     projects = ", ".join(f"{p}: {n}" for p, n in sorted(result.per_project.items()))
     print(
         f"wrote {result.out}: {result.sites} sites ({projects}; {result.unkeyed} without a key "

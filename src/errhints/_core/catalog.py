@@ -53,9 +53,13 @@ _OPTIONAL = (
     "sites",
     "context",
     "mentions",
+    "names",
 )
 FIELDS = frozenset(_REQUIRED + _OPTIONAL)
 MENTION_KINDS = ("flags", "keys", "env", "external")
+#: What a rejected name can be (``names.kind``): SGLang flags or ``ServerArgs`` arguments,
+#: LlamaFactory config keys; the table of ``errhints._core.known_names`` holds each.
+NAME_KINDS = ("flags", "fields", "keys")
 #: How an evidence message was obtained: a public report, the released code run, a filled template.
 EVIDENCE_SOURCES = ("https://", "cpu: ", "filled: ")
 _EXTERNAL_RE = re.compile(r"^[A-Za-z0-9_.-]+:\S+$")
@@ -124,6 +128,8 @@ class Entry:
     sites: tuple[Site, ...] = ()
     context: tuple[ContextFrame, ...] = ()
     mentions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: For a message that rejects names (unknown flags or keys): ``(kind, placeholder)``.
+    names: tuple[str, str] | None = None
     source: str = ""
     #: Last dotted part of each exception name, the key the matcher compares.
     exception_short_names: frozenset[str] = frozenset()
@@ -164,6 +170,8 @@ class Entry:
             }
         if self.mentions:
             data["mentions"] = {k: list(v) for k, v in self.mentions.items()}
+        if self.names:
+            data["names"] = {"kind": self.names[0], "placeholder": self.names[1]}
         if self.example:
             data["example"] = self.example
         if self.evidence:
@@ -306,6 +314,20 @@ def _context(data: Mapping[str, Any]) -> tuple[ContextFrame, ...]:
     return tuple(out)
 
 
+def _names(data: Mapping[str, Any], template: Template) -> tuple[str, str] | None:
+    raw = data.get("names")
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or set(raw) != {"kind", "placeholder"}:
+        raise _Invalid("names", "must be a table with exactly 'kind' and 'placeholder'")
+    kind, placeholder = raw["kind"], raw["placeholder"]
+    if kind not in NAME_KINDS:
+        raise _Invalid("names.kind", f"must be one of {list(NAME_KINDS)}, got {kind!r}")
+    if placeholder not in template.names:
+        raise _Invalid("names.placeholder", f"{placeholder!r} is not a placeholder of template")
+    return str(kind), str(placeholder)
+
+
 def _mentions(data: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
     raw = data.get("mentions")
     if raw is None:
@@ -391,6 +413,7 @@ def entry_from_mapping(
         sites=sites,
         context=context,
         mentions=_mentions(data),
+        names=_names(data, template),
         source=source,
     )
 

@@ -97,6 +97,10 @@ class Match:
 
     def to_dict(self) -> dict[str, object]:
         """The JSON shape used by ``errhints explain --json``."""
+        from . import known_names
+
+        rejected = known_names.rejected(self.entry, self.message)
+        names = known_names.to_json(self.entry.package, *rejected) if rejected else []
         return {
             "id": self.entry.id,
             "title": self.entry.title,
@@ -106,6 +110,7 @@ class Match:
             "embedded": self.embedded,
             "sites": [site_dict(s) for s in self.entry.sites],
             **({"identified": [i.to_dict() for i in self.identified]} if self.identified else {}),
+            **({"names": names} if names else {}),
         }
 
 

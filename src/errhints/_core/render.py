@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from .._config import NOTE_PREFIX, Verbosity
 from .._packages import project_named
+from . import known_names
 from .catalog import Entry, Site
 from .match import Match
 
@@ -142,6 +143,17 @@ def _identified_note(match: Match, verbosity: Verbosity) -> str:
     return "\n".join(lines)
 
 
+def _rejected_names(match: Match) -> list[str]:
+    """For a message that rejects flags or keys: each name's releases and closest names."""
+    found = known_names.rejected(match.entry, match.message)
+    if found is None:
+        return []
+    lines: list[str] = []
+    for line in known_names.note_lines(match.entry.package, found[0], found[1]):
+        lines.extend(textwrap.wrap(line, WIDTH, initial_indent="    ", subsequent_indent="      "))
+    return ["  Names:", *lines] if lines else []
+
+
 def render_note(matches: Sequence[Match], verbosity: Verbosity = "short") -> str:
     """One note for one exception: the best match in a few lines, then the others by name."""
     best = matches[0]
@@ -153,6 +165,7 @@ def render_note(matches: Sequence[Match], verbosity: Verbosity = "short") -> str
     if relation and not best.embedded:
         lines.append(f"  ({relation})")
     lines.extend(_wrap(entry.meaning, "  ") if verbosity == "full" else _brief(entry.meaning))
+    lines.extend(_rejected_names(best))
     if verbosity == "full":
         lines.append("  Likely causes:")
         lines.extend(_numbered(entry.causes, "    "))

@@ -37,6 +37,7 @@ __all__ = [
     "function_history",
     "identify",
     "key_bucket",
+    "release_list",
     "releases",
     "reset",
     "site_counts",
@@ -482,6 +483,16 @@ def site_counts() -> dict[str, int]:
         return {str(k): int(v) for k, v in sites.items()}
     except Exception:
         return {}
+
+
+def release_list(project: str) -> list[tuple[str, str]]:
+    """``[(distribution, version), ...]`` of ``project`` exactly as the index lists them: the
+    list that the index's release numbers (and ``names.json``'s) count in."""
+    try:
+        index = _index()
+        return list(index.releases.get(project, [])) if index is not None else []
+    except Exception:
+        return []
 
 
 def releases(package: str) -> list[str]:

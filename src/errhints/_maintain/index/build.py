@@ -19,6 +19,7 @@ from ..._packages import PROJECTS
 from ..releases import default_cache_dir, fetch_release, top_level
 from .extract import EXTRACT_FORMAT, FileSites, ReleaseSites, extract_release
 from .merge import LineMode, Site, collapse_lines, merge_project
+from .options import RENAMES, checked_renames, merge_options, release_options
 from .write import data_size, write_index
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "build_index",
     "default_release_list",
     "load_release_list",
+    "project_options",
     "release_sites",
     "sort_releases",
 ]
@@ -120,15 +122,38 @@ def release_sites(
     files: dict[tuple[str, str], FileSites] = {}
     extract_cache = _extract_cache(cache_dir) if sources is None else None
     for dist, version in releases:
-        if sources is not None:
-            root = sources[dist, version]
-        else:
-            root = fetch_release(dist, version, cache_dir)
+        root = _release_root(dist, version, cache_dir, sources)
         if progress:
             progress(f"extracting {dist}=={version}")
         yield extract_release(
             dist, version, root, top_level(dist), cache_dir=extract_cache, file_cache=files
         )
+
+
+def _release_root(
+    dist: str,
+    version: str,
+    cache_dir: Path | None,
+    sources: Mapping[tuple[str, str], Path] | None,
+) -> Path:
+    if sources is not None:
+        return sources[dist, version]
+    return fetch_release(dist, version, cache_dir)
+
+
+def project_options(
+    project: str,
+    releases: Sequence[tuple[str, str]],
+    *,
+    cache_dir: Path | None = None,
+    sources: Mapping[tuple[str, str], Path] | None = None,
+) -> dict[str, dict[str, list[int]]]:
+    """The options table of one project (``names.json``), from its releases in order."""
+    per_release = [
+        release_options(project, _release_root(dist, version, cache_dir, sources), top_level(dist))
+        for dist, version in releases
+    ]
+    return merge_options(per_release)
 
 
 def _counted(
@@ -152,31 +177,44 @@ def build_index(
     lines: LineMode | None = None,
     budget: int = ZIP_BUDGET,
     progress: Progress | None = None,
+    renames: Path | None = RENAMES,
 ) -> BuildResult:
     """Build and write the index of ``release_list`` into ``out``.
 
+    ``renames`` is the curated rename list (``None``: none), checked against the releases' options
+    (:class:`~errhints._maintain.index.options.RenameError` when one contradicts them).
     ``lines=None`` keeps a line per run of releases with the same line when that fits
     ``budget`` (zip-deflated bytes), else only each run's line at its last release.
     """
     sites: list[Site] = []
     counts: dict[str, dict[str, dict[str, int]]] = {}
+    options: dict[str, dict[str, dict[str, list[int]]]] = {}
     lists = {p: sort_releases(p, rs) for p, rs in sorted(release_list.items())}
     for project, releases in lists.items():
         per_release: dict[str, dict[str, int]] = {}
         stream = release_sites(releases, cache_dir=cache_dir, sources=sources, progress=progress)
         sites.extend(merge_project(project, _counted(stream, per_release)))
         counts[project] = per_release
+        options[project] = project_options(project, releases, cache_dir=cache_dir, sources=sources)
+    names = {
+        "projects": options,
+        "renames": checked_renames(
+            options, {p: [v for _, v in rs] for p, rs in lists.items()}, renames
+        )
+        if renames is not None
+        else [],
+    }
     mode: LineMode = lines or "all"
     if mode == "last":
         collapse_lines(sites)
-    stats = write_index(out, sites, lists, counts)
+    stats = write_index(out, sites, lists, counts, names)
     raw, packed = data_size(out)
     if lines is None and packed > budget:
         if progress:
             progress(f"{packed} bytes compressed exceed {budget}: keeping one line per range")
         collapse_lines(sites)
         mode = "last"
-        stats = write_index(out, sites, lists, counts)
+        stats = write_index(out, sites, lists, counts, names)
         raw, packed = data_size(out)
     per_project: dict[str, int] = {}
     for site in sites:

@@ -16,6 +16,11 @@ Layout of ``catalog/index/`` (see :mod:`errhints._core.siteindex` for the reader
 ``functions/NN.json``
     ``{project: {function: [[[path, first, last], ...], [shard, ...]]}}``: path history and
     the shards holding the function's sites.
+``names.json``
+    the options each release accepts, ``{"projects": {project: {kind: {name: [first, last,
+    ...]}}}, "renames": [...]}``: SGLang's server ``flags`` and ``fields``, LlamaFactory's
+    config ``keys``, as runs of indexes into the release list, and the curated renames
+    checked against them (see :mod:`errhints._maintain.index.options`).
 ``NOTICE``
     the attribution the derived data requires.
 
@@ -47,7 +52,8 @@ errhints site index (catalog/index/)
 This directory holds data derived from the released source code of the projects below:
 for each place their code raises an exception, asserts or logs an error or warning with a
 message, the index records the message's text as a template, where it is (file, function,
-line, condition) and in which releases. The source files themselves are not included.
+line, condition) and in which releases, and the names of the command-line options and
+configuration keys each release accepts. The source files themselves are not included.
 
 SGLang
   Copyright the SGLang team (sgl-project, https://github.com/sgl-project/sglang).
@@ -113,6 +119,7 @@ def write_index(
     sites: Sequence[Site],
     releases: Mapping[str, Sequence[tuple[str, str]]],
     counts: Mapping[str, Mapping[str, Mapping[str, int]]],
+    names: Mapping[str, Any] | None = None,
     *,
     site_shards: int = SITE_SHARDS,
     function_shards: int = FUNCTION_SHARDS,
@@ -173,6 +180,8 @@ def write_index(
         llamafactory_old=_versions(lf, "llmtuner"),
     )
     _write(staging / "NOTICE", notice)
+    table = {"format": FORMAT, "projects": {}, "renames": [], **(names or {})}
+    _write(staging / "names.json", _dump(table))
     if out.exists():
         shutil.rmtree(out)
     os.replace(staging, out)
