@@ -167,7 +167,8 @@ def test_config_keys_and_a_missing_table_stay_quiet_and_correct(
     ("text", "kind", "names"),
     [
         ("--a 1 --b=2 -c x--not", "flags", ["--a", "--b", "-c"]),
-        ("['--a', 'b=1', 'c_d']", "keys", ["a", "b", "c_d"]),
+        ("['a', 'b=1', 'c_d']", "keys", ["a", "b", "c_d"]),
+        ("['--cutof_len', '1024', '--flash-attn', 'fa2']", "keys", ["cutof_len", "flash_attn"]),
         ("['x y', 'ok']", "keys", ["ok"]),
         ("", "flags", []),
     ],

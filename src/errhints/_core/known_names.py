@@ -149,6 +149,8 @@ def names_in(text: str, kind: str) -> list[str]:
             found.extend(m.split("=", 1)[0] for m in _FLAG.findall(item))
     else:
         items = quoted or [text.strip()]
+        if any(item.startswith("-") for item in items):  # command-line words: values follow
+            items = [item for item in items if item.startswith("-")]
         for item in items:
             name = item.split("=", 1)[0].strip().lstrip("-").replace("-", "_")
             if _BARE_KEY.match(name):
@@ -272,9 +274,9 @@ def _line(report: NameReport) -> str:
     if report.present and report.kind == "keys":
         owner = "transformers' training arguments" if report.external else f"{shown} {where}"
         return (
-            f"{name}: a {what} of {owner}, but not of the command that ran: each"
+            f"{name}: a {what} of {owner}, yet the command that ran did not read it: each"
             " llamafactory-cli command reads only some argument groups (chat, api and export"
-            " read no training arguments)."
+            " read no training arguments), and after a YAML file overrides are key=value."
         )
     if report.present:
         return f"{name}: a {what} of {shown} {where}; check the words around it."
