@@ -97,7 +97,7 @@ def test_a_rename_the_releases_contradict_stops_the_build(tmp_path: Path) -> Non
 
     wrong = tmp_path / "renames.toml"
     wrong.write_text('[[sglang.flags]]\nold = "--port"\nnew = "--radix-cache"\nrelease = "0.2.0"\n')
-    with pytest.raises(RenameError, match="--port is still in 0.2.0"):
+    with pytest.raises(RenameError, match=r"--port is still in 0\.2\.0"):
         build_index(RELEASE_LIST, tmp_path / "index", sources=SOURCES, renames=wrong)
     other = tmp_path / "other.toml"
     other.write_text('[[sglang.flags]]\nold = "--port"\nnew = "--tp-size"\nother = "vLLM"\n')
