@@ -127,3 +127,41 @@ def test_bad_input_never_raises(tmp_path: Path) -> None:
         proc = errhints("explain", str(path))
         assert proc.returncode in (0, 1), proc.stderr
         assert "Traceback" not in proc.stderr
+
+
+#: SGLang logs a failed warm-up as its own words followed by the traceback on the same line
+#: (https://github.com/sgl-project/sglang/issues/16855).
+WARMUP = (
+    "[2026-01-10 08:01:13] Initialization failed. warmup error: Traceback (most recent call"
+    " last):\n"
+    '  File "/envs/SGLang/lib/python3.11/site-packages/sglang/srt/entrypoints/http_server.py",'
+    " line 1434, in _execute_server_warmup\n"
+    '    assert res.status_code == 200, f"{res=}, {res.text=}"\n'
+    "AssertionError: res=<Response [502]>, res.text=''\n"
+)
+
+
+def test_words_logged_before_a_traceback_are_explained_with_it() -> None:
+    proc = errhints("explain", "--json", "-", stdin=WARMUP)
+    assert proc.returncode == 0, proc.stderr
+    [finding] = json.loads(proc.stdout)["findings"]
+    assert finding["exception"]["type"] == "AssertionError"
+    ids = [m["id"] for m in finding["matches"]]
+    assert "sglang.initialization-failed-warmup" in ids
+
+
+def test_the_real_error_comes_before_the_words_that_wrap_it() -> None:
+    proc = errhints("explain", "-", stdin=RANKS[: RANKS.index("\n[")] + "\n")
+    assert proc.returncode == 0, proc.stderr
+    lines = [line for line in proc.stdout.splitlines() if line.startswith(("errhints:", "  also:"))]
+    assert lines[0].startswith("errhints: sglang.not-enough-memory-increase-mem-fraction")
+    assert lines[1].startswith("  also: sglang.scheduler-hit-exception-sigquit")
+
+
+def test_words_before_a_cut_traceback_still_count() -> None:
+    text = (
+        "[2025-06-11 09:30:02 TP3] Scheduler hit an exception: Traceback (most recent call last):\n"
+    )
+    proc = errhints("explain", "-", stdin=text)
+    assert proc.returncode == 0, proc.stderr
+    assert "errhints: sglang.scheduler-hit-exception-sigquit" in proc.stdout

@@ -146,7 +146,21 @@ def _explain(
         matches = explain_facts(
             finding.facts, index, warnings=warnings, log_context=finding.context
         )
+        if finding.wrapper:
+            matches = _with_wrapper(matches, finding, index)
         yield Explained(finding, tuple(matches))
+
+
+def _with_wrapper(matches: list[Match], finding: Finding, index: Index) -> list[Match]:
+    """Add what the words logged before a traceback match: after the traceback's own
+    explanation, which names the real error, and first only when that has none."""
+    words = ErrorFacts(type_name="", message=finding.wrapper)
+    outer = match.explain_facts(words, index, facts_in_text, finding.context)
+    known = {m.entry.id for m in matches}
+    extra = [m for m in outer if m.entry.id not in known]
+    if matches and matches[0].confidence != "identified":
+        return [*matches, *extra]
+    return [*extra, *matches]
 
 
 def explain_text(text: str, index: Index | None = None) -> list[Explained]:

@@ -139,6 +139,9 @@ class Finding:
     #: Projects the text read so far shows (``EVIDENCE``): the run's context, from the log
     #: (up to the end of the block being read, so not part of a finding's identity).
     context: frozenset[str] = field(default=frozenset(), compare=False)
+    #: A logged failure's own words before the traceback (``Scheduler hit an exception:
+    #: Traceback (most recent call last):``), when the catalog knows them.
+    wrapper: str = ""
 
 
 class _Record:
@@ -166,6 +169,7 @@ class _Record:
         "state",
         "tail",
         "type_name",
+        "wrapper",
     )
 
     def __init__(self, key: str, lineno: int, kind: str, state: int, group: bool) -> None:
@@ -188,6 +192,9 @@ class _Record:
         self.lone = False  # an error line outside a traceback (its message is read as is)
         self.flat = False  # frames printed without their indentation (a reflowed paste)
         self.after_frame = False  # the last line taken was a frame line
+        #: A logged failure's own words before its traceback (``Scheduler hit an exception:
+        #: Traceback ...``), when the catalog knows them (``Finding.wrapper``).
+        self.wrapper = ""
 
     def add(self, s: str, lineno: int) -> None:
         if self.state == _MSG:
@@ -551,6 +558,7 @@ class _Scanner:
         index = content.find(HEADER_CORE)
         first: str | None = None
         group = False
+        wrapper = ""
         if index >= 0:
             before = content[:index]
             rest = content.lstrip()
@@ -562,6 +570,9 @@ class _Scanner:
                 first = rest
             elif content.startswith(_HEADER, index):
                 first = _HEADER
+                lead = before.strip()
+                if lead and self.needles and self._needle_in(lead):
+                    wrapper = f"{lead} {_HEADER}"
         elif _starts_group(content):
             first = content
             group = True
@@ -578,6 +589,7 @@ class _Scanner:
                 record.flat = True
                 first = "  " + first
             record.after_frame = first is content or first.startswith("  File")
+            record.wrapper = wrapper
             record.add(first, lineno)
             self._open(record)
             return
@@ -664,11 +676,14 @@ class _Scanner:
         else:
             facts = parse_traceback(lines)
         if facts is None:
+            if record.wrapper:  # the words alone, when what followed them was no traceback
+                wrapped = ErrorFacts(type_name="", message=record.wrapper)
+                self._emit(Finding(record.start, record.start, "line", wrapped))
             return
         kind: Literal["traceback", "line"] = "traceback"
         if record.kind == "line" and not facts.has_stack:
             kind = "line" if not any(f.has_stack for f in facts.chain) else "traceback"
-        self._emit(Finding(record.start, record.end, kind, facts))
+        self._emit(Finding(record.start, record.end, kind, facts, wrapper=record.wrapper))
 
 
 # -- public entry points --------------------------------------------------------------------
