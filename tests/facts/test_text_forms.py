@@ -56,6 +56,35 @@ def test_a_traceback_cut_before_its_last_line_is_read_from_the_raise_statement()
     assert facts.frames[-1].path == "llamafactory/data/template.py"
 
 
+def test_the_error_line_pasted_above_its_cut_traceback_belongs_to_it() -> None:
+    """dev/124: the reporter put the error first, then the traceback, cut before its end."""
+    found = scan_text(
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 136.00 MiB.\n"
+        "Traceback (most recent call last):\n"
+        f'  File "{SITE}/llamafactory/train/rm/workflow.py", line 38, in run_rm\n'
+        "    trainer = PairwiseTrainer(\n"
+        f'  File "{SITE}/transformers/trainer.py", line 495, in __init__\n'
+    )
+    assert len(found) == 1
+    facts = found[0].facts
+    assert (found[0].line, found[0].end_line) == (1, 5)
+    assert facts.type_name == "torch.cuda.OutOfMemoryError"
+    assert facts.message == "CUDA out of memory. Tried to allocate 136.00 MiB."
+    assert [f.function for f in facts.frames] == ["run_rm", "__init__"]
+
+
+def test_an_error_line_above_a_whole_traceback_stays_its_own_finding() -> None:
+    found = scan_text(
+        "ValueError: first\n"
+        "Traceback (most recent call last):\n"
+        f'  File "{SITE}/llamafactory/x.py", line 3, in f\n'
+        "KeyError: 'second'\n"
+    )
+    assert [(f.line, f.facts.type_name) for f in found] == [(1, "ValueError"), (2, "KeyError")]
+    streamed = list(scan_stream(io.BytesIO(b"ValueError: alone\n[2025-06-11 09:30:02] next\n")))
+    assert [(f.line, f.facts.message) for f in streamed] == [(1, "alone")]
+
+
 def test_a_raise_line_alone_says_what_is_raised() -> None:
     """dev/057: the reporter pasted only the source line."""
     facts = only('raise RuntimeError("Cannot find valid samples, check `data/README.md`.")\n')

@@ -162,6 +162,7 @@ class _Record:
         "key",
         "kind",
         "last_seen",
+        "lead",
         "lone",
         "msg_chars",
         "msg_lines",
@@ -195,6 +196,8 @@ class _Record:
         #: A logged failure's own words before its traceback (``Scheduler hit an exception:
         #: Traceback ...``), when the catalog knows them (``Finding.wrapper``).
         self.wrapper = ""
+        #: The error line printed just above this traceback (``(key, finding)``), when any.
+        self.lead: Finding | None = None
 
     def add(self, s: str, lineno: int) -> None:
         if self.state == _MSG:
@@ -272,6 +275,9 @@ class _Scanner:
         # command line and start-up logs); after it, only the lines looked at closely.
         self._evidence_left = _EVIDENCE_HEAD
         self._opening: list[str] | None = []  # the text so far, while it is a short paste
+        # An error line just closed, held for the rest of its line's handling: a traceback
+        # that starts right below it (a paste with the error first) takes it as its own.
+        self._held: tuple[str, Finding] | None = None
         self._opening_chars = 0
 
     def _emit(self, finding: Finding) -> None:
@@ -389,6 +395,9 @@ class _Scanner:
         """
         for record in sorted(self.records.values(), key=lambda r: r.start):
             self._close(record)
+            if self._held is not None:
+                self._emit(self._held[1])
+                self._held = None
         if self._opening is not None and not self.emitted and not self.opened:
             lines = "".join(self._opening).split("\n")
             kept: list[tuple[int, str]] = []
@@ -404,6 +413,12 @@ class _Scanner:
     # the slow path
 
     def _slow(self, raw: str, lineno: int) -> None:
+        self._line(raw, lineno)
+        if self._held is not None:
+            self._emit(self._held[1])
+            self._held = None
+
+    def _line(self, raw: str, lineno: int) -> None:
         if not self.records and not worth_a_look(raw) and not self._needle_in(raw):
             return  # e.g. a lowercase "error" in an ordinary line: nothing can start here
         if raw.endswith("\r"):
@@ -590,6 +605,9 @@ class _Scanner:
                 first = "  " + first
             record.after_frame = first is content or first.startswith("  File")
             record.wrapper = wrapper
+            held = self._held
+            if held is not None and key == held[0] and lineno - held[1].end_line <= 2:
+                record.lead, self._held = held[1], None
             record.add(first, lineno)
             self._open(record)
             return
@@ -672,9 +690,23 @@ class _Scanner:
                 bare = message.rstrip("`")
                 if bare.count("`") % 2 == 0:  # closes a code span opened before the message
                     message = bare
-            facts: ErrorFacts | None = ErrorFacts(type_name=record.type_name, message=message)
+            line_facts = ErrorFacts(type_name=record.type_name, message=message)
+            if record.type_name and record.kind == "line":
+                if self._held is not None:
+                    self._emit(self._held[1])
+                self._held = (record.key, Finding(record.start, record.end, "line", line_facts))
+                return
+            facts: ErrorFacts | None = line_facts
         else:
             facts = parse_traceback(lines)
+        lead = record.lead
+        if lead is not None:
+            if facts is not None and not facts.type_name and not facts.message:
+                # The error line above a traceback cut before its own: one failure.
+                facts.type_name, facts.message = lead.facts.type_name, lead.facts.message
+                self._emit(Finding(lead.line, record.end, "traceback", facts))
+                return
+            self._emit(lead)
         if facts is None:
             if record.wrapper:  # the words alone, when what followed them was no traceback
                 wrapped = ErrorFacts(type_name="", message=record.wrapper)
