@@ -412,6 +412,21 @@ def test_a_generic_sentence_needs_evidence_to_be_strong(tmp_path: Path) -> None:
     assert _text_matches(index, oom) == [("sglang.decode-oom", "strong", "template")]
 
 
+def test_a_short_message_naming_a_project_file_is_no_generic_sentence(tmp_path: Path) -> None:
+    """dev/029: ``Undefined dataset {name} in dataset_info.json.`` is short, but the file it
+    names is LlamaFactory's own: strong on a one-line paste."""
+    index = make_index(
+        tmp_path,
+        {
+            "slug": "undefined-dataset",
+            "exception": '"ValueError"',
+            "template": '"Undefined dataset {name} in dataset_info.json."',
+        },
+    )
+    message = "Undefined dataset alpca_en_demo in dataset_info.json."
+    assert _text_matches(index, message) == [("sglang.undefined-dataset", "strong", "template")]
+
+
 def test_sites_and_context_frames_hold_at_the_older_paths_of_their_function(
     tmp_path: Path,
 ) -> None:

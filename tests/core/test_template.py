@@ -104,3 +104,19 @@ def test_trailing_white_space_is_ignored() -> None:
     assert t.match("Capture failed: OOM\nOpen an issue \n") == ("OOM",)
     assert parse_template("Done. ").match("Done.") == ()
     assert parse_template("x {a}\n").match("x y\n\n") == ("y\n",)  # an exact fit comes first
+
+
+def test_the_first_lines_of_a_multi_line_message_fit_its_template() -> None:
+    """dev/101: a paste kept two of the seven lines of SGLang's capture failure."""
+    template = parse_template(
+        "Capture cuda graph failed: {e}\nPossible solutions:\n"
+        "1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)\n"
+    )
+    cut = "Capture cuda graph failed: RuntimeError: boom\nPossible solutions:\n1. set --mem-f"
+    assert template.match(cut) is None
+    assert template.match_head(cut) == ("RuntimeError: boom",)
+    assert template.match_head("Capture cuda graph failed: x") == ("x",)
+    assert template.match_head("Capture cuda graph") is None
+    # one-line templates and heads with little literal text never fit a cut message
+    assert parse_template("Not enough memory {x} here").match_head("Not enough memory") is None
+    assert parse_template("Bad: {x}\nmore text here").match_head("Bad: y") is None

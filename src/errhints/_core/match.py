@@ -114,6 +114,16 @@ class Match:
         }
 
 
+#: A file name in a message's literal text (``dataset_info.json``): no generic sentence.
+_FILE_NAME = re.compile(r"[A-Za-z0-9_]{3,}\.(?:json|jsonl|yaml|yml|py|toml|safetensors|bin)\b")
+
+
+def _names_a_file(entry: Entry) -> bool:
+    """Whether the template's literal text names a file: the project's own words, not a
+    sentence any program could print (``Undefined dataset {name} in dataset_info.json.``)."""
+    return any(_FILE_NAME.search(piece) for piece in entry.template.literals)
+
+
 def _last(function: str) -> str:
     return function.rpartition(".")[2]
 
@@ -326,6 +336,8 @@ class _Matcher:
                 continue
             values = entry.template.match(message)
             if values is None:
+                values = entry.template.match_head(message)  # a paste cut mid-message
+            if values is None:
                 continue
             made = self._on_text(entry, facts, stack, packages, has_stack, embedded)
             if made is None:
@@ -417,7 +429,7 @@ class _Matcher:
             if shown:
                 return self._make(entry, "strong", 85.0, "log context", facts, embedded)
             return self._make(entry, "weak", 75.0, "no context", facts, embedded)
-        if not shown and entry.template.literal_chars < GENERIC_CHARS:
+        if not shown and entry.template.literal_chars < GENERIC_CHARS and not _names_a_file(entry):
             return self._make(entry, "weak", 75.0, "no context", facts, embedded)
         if has_stack and not embedded and entry.package not in packages:
             return self._make(entry, "strong", 85.0, "log context", facts, embedded)

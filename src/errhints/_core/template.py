@@ -14,6 +14,8 @@ __all__ = ["Template", "TemplateError", "parse_template"]
 
 #: Alphanumeric characters of literal text a template needs to match on text alone.
 MIN_LITERAL_CHARS = 16
+#: How much of the next literal a cut message must show for it to be taken off a value.
+_CUT_PROBE = 8
 
 
 class TemplateError(ValueError):
@@ -75,6 +77,29 @@ class Template:
         values.append(message[pos:end])
         return tuple(values)
 
+    def match_head(self, message: str) -> tuple[str, ...] | None:
+        """Values for a message that is the first lines of a multi-line template's message.
+
+        A paste often keeps only the first lines of a long message (SGLang's ``Capture cuda
+        graph failed: {e}`` and the advice lines after it). For a template whose literal
+        text spans lines, the message fits when it starts like the template and holds its
+        literals in order up to some placeholder, which takes the rest; the literal text
+        fitted must be literal-rich on its own. ``None`` for one-line templates.
+        """
+        lits = self.literals
+        if len(lits) < 2 or "\n" not in "".join(lits[1:]):
+            return None
+        chars = 0
+        best: tuple[str, ...] | None = None
+        for k in range(1, len(lits)):
+            chars += sum(c.isalnum() for c in lits[k - 1])
+            values = self._match(message, (*lits[:k], ""))
+            if values is None:
+                break
+            if chars >= MIN_LITERAL_CHARS:
+                best = _cut_before(values, lits[k])
+        return best
+
     def search(self, text: str) -> tuple[int, int, tuple[str, ...]] | None:
         """Find the template inside larger text; return ``(start, end, values)`` or ``None``.
 
@@ -97,6 +122,17 @@ class Template:
             values.append(text[pos:found])
             pos = found + len(piece)
         return start, pos, tuple(values)
+
+
+def _cut_before(values: tuple[str, ...], literal: str) -> tuple[str, ...]:
+    """The values without the start of ``literal`` the message ends in, if it ends in one."""
+    last = values[-1]
+    at = last.find(literal[:_CUT_PROBE]) if len(literal) >= _CUT_PROBE else -1
+    while at >= 0:
+        if literal.startswith(last[at:]):
+            return (*values[:-1], last[:at])
+        at = last.find(literal[:_CUT_PROBE], at + 1)
+    return values
 
 
 def parse_template(source: str) -> Template:
