@@ -31,7 +31,9 @@ SOURCES = {key: RELEASES / f"{key[0]}-{key[1]}" for keys in RELEASE_LIST.values(
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("names") / "index"
-    build_index(RELEASE_LIST, out, sources=SOURCES, renames=RELEASES / "renames.toml")
+    build_index(
+        RELEASE_LIST, out, sources=SOURCES, renames=RELEASES / "renames.toml", lookalikes={}
+    )
     return out
 
 
@@ -98,11 +100,11 @@ def test_a_rename_the_releases_contradict_stops_the_build(tmp_path: Path) -> Non
     wrong = tmp_path / "renames.toml"
     wrong.write_text('[[sglang.flags]]\nold = "--port"\nnew = "--radix-cache"\nrelease = "0.2.0"\n')
     with pytest.raises(RenameError, match=r"--port is still in 0\.2\.0"):
-        build_index(RELEASE_LIST, tmp_path / "index", sources=SOURCES, renames=wrong)
+        build_index(RELEASE_LIST, tmp_path / "index", sources=SOURCES, renames=wrong, lookalikes={})
     other = tmp_path / "other.toml"
     other.write_text('[[sglang.flags]]\nold = "--port"\nnew = "--tp-size"\nother = "vLLM"\n')
     with pytest.raises(RenameError, match="--port is an option of sglang too"):
-        build_index(RELEASE_LIST, tmp_path / "index", sources=SOURCES, renames=other)
+        build_index(RELEASE_LIST, tmp_path / "index", sources=SOURCES, renames=other, lookalikes={})
 
 
 def test_the_note_answers_for_each_rejected_flag(fake_index: Path) -> None:

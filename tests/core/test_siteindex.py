@@ -27,7 +27,9 @@ SOURCES = {key: RELEASES / f"{key[0]}-{key[1]}" for keys in RELEASE_LIST.values(
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("siteindex") / "index"
-    build_index(RELEASE_LIST, out, sources=SOURCES, renames=RELEASES / "renames.toml")
+    build_index(
+        RELEASE_LIST, out, sources=SOURCES, renames=RELEASES / "renames.toml", lookalikes={}
+    )
     return out
 
 
@@ -123,6 +125,7 @@ def test_frames_rank_first(index_dir: Path, tmp_path: Path) -> None:
         out,
         sources={("sglang", "0.2.0"): doubled},
         renames=None,
+        lookalikes={},
     )
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(siteindex.ENV_SITEINDEX_DIR, str(out))

@@ -25,7 +25,7 @@ SOURCES = {key: RELEASES / f"{key[0]}-{key[1]}" for keys in RELEASE_LIST.values(
 
 
 def _build(out: Path) -> None:
-    build_index(RELEASE_LIST, out, sources=SOURCES, renames=RENAMES)
+    build_index(RELEASE_LIST, out, sources=SOURCES, renames=RENAMES, lookalikes={})
 
 
 @pytest.fixture
@@ -211,7 +211,7 @@ def test_cli_build_and_stats(
         args = parser.parse_args(list(argv))
         return int(args.func(args))
 
-    renames = ("--renames", str(RENAMES))
+    renames = ("--renames", str(RENAMES), "--without-lookalikes")
     assert run("build", "--out", str(out), "--cache-dir", str(cache), "--from-cache", *renames) == 0
     assert "13 sites" in capsys.readouterr().out
     first = {p.name: p.read_bytes() for p in out.rglob("*.json")}

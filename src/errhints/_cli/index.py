@@ -40,6 +40,11 @@ def add_arguments(subparsers: Any) -> None:
                 help="a line per run of equal lines, or only at each range's last release",
             )
             cmd.add_argument(
+                "--without-lookalikes",
+                action="store_true",
+                help="record no look-alike project's messages (no vLLM download)",
+            )
+            cmd.add_argument(
                 "--renames",
                 metavar="FILE",
                 help="the curated renames to check and ship (default: the build's renames.toml)",
@@ -66,6 +71,7 @@ def _out(args: argparse.Namespace) -> Path:
 
 def _build(args: argparse.Namespace, release_list: dict[str, list[tuple[str, str]]]) -> int:
     from .._maintain.index import build_index
+    from .._maintain.index.lookalikes import LOOKALIKE_RELEASES
     from .._maintain.index.options import RENAMES, RenameError
     from .._maintain.releases import ReleaseUnavailable
 
@@ -79,6 +85,7 @@ def _build(args: argparse.Namespace, release_list: dict[str, list[tuple[str, str
             lines=lines,
             progress=_progress,
             renames=Path(args.renames) if args.renames else RENAMES,
+            lookalikes={} if args.without_lookalikes else LOOKALIKE_RELEASES,
         )
     except ReleaseUnavailable as err:
         print(f"errhints catalog index: error: {err.reason}", file=sys.stderr)

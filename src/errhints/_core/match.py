@@ -21,6 +21,7 @@ from .._config import guard
 from .._facts.model import ErrorFacts, Frame
 from .._packages import canonical_path, project_names
 from .catalog import Catalog, ContextFrame, Entry, Site, site_dict
+from .lookalikes import shared_by
 
 __all__ = ["Confidence", "Index", "Match", "build_index", "explain_facts"]
 
@@ -431,6 +432,9 @@ class _Matcher:
             return self._make(entry, "weak", 75.0, "no context", facts, embedded)
         if not shown and entry.template.literal_chars < GENERIC_CHARS and not _names_a_file(entry):
             return self._make(entry, "weak", 75.0, "no context", facts, embedded)
+        if not shown and shared_by(entry.template):
+            # vLLM raises these very words: without SGLang in view, the text may be vLLM's.
+            return self._make(entry, "weak", 72.0, "shared", facts, embedded)
         if has_stack and not embedded and entry.package not in packages:
             return self._make(entry, "strong", 85.0, "log context", facts, embedded)
         return self._make(entry, "strong", 90.0, "template", facts, embedded)

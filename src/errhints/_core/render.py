@@ -99,6 +99,7 @@ _VIA_LABELS = {
     "project frames": "strong: its project's frames, not the ones it is known for",
     "no context": "weak: nothing in the text shows an SGLang or LlamaFactory run",
     "look-alike": "weak: the text shows another project",
+    "shared": "weak: vLLM raises the same words, and nothing here shows SGLang",
 }
 
 

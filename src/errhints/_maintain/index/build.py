@@ -18,6 +18,7 @@ from ..._core.releases import version_key
 from ..._packages import PROJECTS
 from ..releases import default_cache_dir, fetch_release, top_level
 from .extract import EXTRACT_FORMAT, FileSites, ReleaseSites, extract_release
+from .lookalikes import LOOKALIKE_RELEASES, lookalike_keys
 from .merge import LineMode, Site, collapse_lines, merge_project
 from .options import RENAMES, checked_renames, merge_options, release_options
 from .write import data_size, write_index
@@ -178,11 +179,14 @@ def build_index(
     budget: int = ZIP_BUDGET,
     progress: Progress | None = None,
     renames: Path | None = RENAMES,
+    lookalikes: Mapping[str, Sequence[str]] = LOOKALIKE_RELEASES,
 ) -> BuildResult:
     """Build and write the index of ``release_list`` into ``out``.
 
     ``renames`` is the curated rename list (``None``: none), checked against the releases' options
     (:class:`~errhints._maintain.index.options.RenameError` when one contradicts them).
+    ``lookalikes`` names the releases of look-alike projects whose messages are recorded
+    (``lookalikes.json``; ``{}`` for none).
     ``lines=None`` keeps a line per run of releases with the same line when that fits
     ``budget`` (zip-deflated bytes), else only each run's line at its last release.
     """
@@ -204,17 +208,22 @@ def build_index(
         if renames is not None
         else [],
     }
+    shared = {
+        "projects": lookalike_keys(lookalikes, cache_dir=cache_dir, sources=sources, within=sites)
+        if lookalikes
+        else {},
+    }
     mode: LineMode = lines or "all"
     if mode == "last":
         collapse_lines(sites)
-    stats = write_index(out, sites, lists, counts, names)
+    stats = write_index(out, sites, lists, counts, names, shared)
     raw, packed = data_size(out)
     if lines is None and packed > budget:
         if progress:
             progress(f"{packed} bytes compressed exceed {budget}: keeping one line per range")
         collapse_lines(sites)
         mode = "last"
-        stats = write_index(out, sites, lists, counts, names)
+        stats = write_index(out, sites, lists, counts, names, shared)
         raw, packed = data_size(out)
     per_project: dict[str, int] = {}
     for site in sites:

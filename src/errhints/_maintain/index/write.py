@@ -21,6 +21,9 @@ Layout of ``catalog/index/`` (see :mod:`errhints._core.siteindex` for the reader
     ...]}}}, "renames": [...]}``: SGLang's server ``flags`` and ``fields``, LlamaFactory's
     config ``keys``, as runs of indexes into the release list, and the curated renames
     checked against them (see :mod:`errhints._maintain.index.options`).
+``lookalikes.json``
+    ``{"projects": {project: {"releases": [...], "keys": [...]}}}``: the skeleton keys of the
+    messages look-alike projects (vLLM) raise too (:mod:`errhints._core.lookalikes`).
 ``NOTICE``
     the attribution the derived data requires.
 
@@ -68,6 +71,13 @@ LlamaFactory
 {llamafactory_new}
   and of its earlier name "llmtuner":
 {llamafactory_old}
+
+vLLM
+  Copyright the vLLM team (https://github.com/vllm-project/vllm).
+  Licensed under the Apache License, Version 2.0.
+  lookalikes.json holds only checksums of the literal text of its messages, derived from
+  the released sources of the "vllm" distribution:
+{vllm}
 
 You may obtain a copy of the Apache License, Version 2.0 at
     https://www.apache.org/licenses/LICENSE-2.0
@@ -120,6 +130,7 @@ def write_index(
     releases: Mapping[str, Sequence[tuple[str, str]]],
     counts: Mapping[str, Mapping[str, Mapping[str, int]]],
     names: Mapping[str, Any] | None = None,
+    lookalikes: Mapping[str, Any] | None = None,
     *,
     site_shards: int = SITE_SHARDS,
     function_shards: int = FUNCTION_SHARDS,
@@ -178,10 +189,18 @@ def write_index(
         sglang=_versions(releases.get("sglang", ())),
         llamafactory_new=_versions(lf, "llamafactory"),
         llamafactory_old=_versions(lf, "llmtuner"),
+        vllm=_versions(
+            [
+                ("vllm", v)
+                for v in (lookalikes or {}).get("projects", {}).get("vllm", {}).get("releases", ())
+            ]
+        ),
     )
     _write(staging / "NOTICE", notice)
     table = {"format": FORMAT, "projects": {}, "renames": [], **(names or {})}
     _write(staging / "names.json", _dump(table))
+    shared = {"format": FORMAT, "projects": {}, **(lookalikes or {})}
+    _write(staging / "lookalikes.json", _dump(shared))
     if out.exists():
         shutil.rmtree(out)
     os.replace(staging, out)
