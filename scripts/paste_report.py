@@ -7,7 +7,12 @@ own process, and the findings are compared with the manifest's expectations:
   ``parsed`` = any finding at all, ``recognised`` = any catalog match of any confidence,
   ``explained`` = the expected entry is among the exact or strong matches,
   ``covered`` = the manifest names an expected entry (the catalog has one for this failure);
-* negatives (other projects' failures), by form: ``false hints`` = any exact or strong match.
+* negatives (other projects' failures), by form: ``false hints`` = any exact or strong match;
+* covered positives, by whether the paste shows the error at all (the manifest's ``message``
+  says ``(cut)`` or ``(from title`` when the paste stops before it): of those that show it,
+  ``explained``, ``weak by rule`` (the expected entry, as ``weak`` because nothing in the text
+  shows the project, or vLLM raises the same words: the rule the text door keeps) and
+  ``missed``; of those that do not, how many are ``recognised`` at all.
 
 Files under ``holdout/`` are for the final report only; do not read them while tuning.
 
@@ -32,12 +37,15 @@ ROOT = Path(__file__).resolve().parents[1]
 PASTES = ROOT / "tests" / "data" / "pastes"
 FORMS = ("complete", "excerpt", "one-line")
 CONFIDENT = frozenset({"exact", "strong"})
+#: Why a text match is only ``weak`` by the text door's rules (``errhints._core.match``).
+RULE_VIAS = frozenset({"no context", "shared", "look-alike"})
 
 
 @dataclass(frozen=True)
 class Match:
     id: str
     confidence: str
+    via: str = ""
 
 
 @dataclass
@@ -46,6 +54,7 @@ class Result:
     polarity: str
     form: str
     expected: str | None
+    shows_error: bool = True
     findings: int = 0
     matches: list[Match] = field(default_factory=list)
     error: str | None = None
@@ -61,6 +70,13 @@ class Result:
     @property
     def explained(self) -> bool:
         return self.expected is not None and self.expected in self.confident_ids
+
+    @property
+    def weak_by_rule(self) -> bool:
+        return any(
+            m.id == self.expected and m.confidence == "weak" and m.via in RULE_VIAS
+            for m in self.matches
+        )
 
     @property
     def false_hint(self) -> bool:
@@ -88,7 +104,9 @@ def child_env() -> dict[str, str]:
 
 
 def explain(row: dict[str, Any], env: dict[str, str]) -> Result:
-    result = Result(row["file"], row["polarity"], row["form"], row.get("expected_entry"))
+    message = row.get("message") or ""
+    shows = bool(message) and "(cut)" not in message and "(from title" not in message
+    result = Result(row["file"], row["polarity"], row["form"], row.get("expected_entry"), shows)
     cmd = [sys.executable, "-m", "errhints", "explain", "--json", "--", str(PASTES / row["file"])]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, check=False)
     try:
@@ -101,7 +119,7 @@ def explain(row: dict[str, Any], env: dict[str, str]) -> Result:
     result.findings = len(findings)
     for finding in findings:
         for match in finding.get("matches", []):
-            result.matches.append(Match(match["id"], match["confidence"]))
+            result.matches.append(Match(match["id"], match["confidence"], match.get("via", "")))
     return result
 
 
@@ -132,6 +150,40 @@ def summarise(results: Iterable[Result]) -> dict[str, dict[str, dict[str, int]]]
                 row["any match"] += r.recognised
                 row["false hints"] += r.false_hint
             row["count"] += 1
+    return table
+
+
+def summarise_covered(results: Iterable[Result]) -> dict[str, dict[str, int]]:
+    """Covered positives by whether the paste shows the error, and what became of them."""
+    table: dict[str, dict[str, int]] = {}
+    for r in results:
+        if r.polarity != "positive" or r.expected is None:
+            continue
+        for form in (r.form, "all"):
+            row = table.setdefault(
+                form,
+                {
+                    "covered": 0,
+                    "shown": 0,
+                    "explained": 0,
+                    "weak by rule": 0,
+                    "missed": 0,
+                    "not shown": 0,
+                    "recognised": 0,
+                },
+            )
+            row["covered"] += 1
+            if r.shows_error:
+                row["shown"] += 1
+                if r.explained:
+                    row["explained"] += 1
+                elif r.weak_by_rule:
+                    row["weak by rule"] += 1
+                else:
+                    row["missed"] += 1
+            else:
+                row["not shown"] += 1
+                row["recognised"] += r.recognised
     return table
 
 
@@ -178,7 +230,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     table = summarise(results)
     missed = misses(results)
     if args.json:
-        out: dict[str, Any] = {"split": args.split, "table": table}
+        out: dict[str, Any] = {
+            "split": args.split,
+            "table": table,
+            "covered": summarise_covered(results),
+        }
         if args.misses:
             out["misses"] = [asdict(r) for r in missed]
         json.dump(out, sys.stdout, indent=2)
@@ -187,6 +243,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"split: {args.split} ({len(results)} pastes)")
     print_table("positives", table["positive"])
     print_table("negatives", table["negative"])
+    print_table("covered positives", summarise_covered(results))
     errors = sum(1 for r in results if r.error)
     if errors:
         print(f"{errors} paste(s) could not be explained (errhints failed); see --misses")

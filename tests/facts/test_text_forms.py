@@ -85,6 +85,24 @@ def test_an_error_line_above_a_whole_traceback_stays_its_own_finding() -> None:
     assert [(f.line, f.facts.message) for f in streamed] == [(1, "alone")]
 
 
+def test_an_error_of_torchs_cpp_logger_is_a_finding() -> None:
+    """dev/194: c10d logs its socket timeout at error level, with no exception name."""
+    found = scan_text(
+        "[W1226 15:44:25.497497753 TCPStore.cpp:358] [c10d] TCP client failed to connect\n"
+        "[E1226 15:44:25.497183572 socket.cpp:1011] [c10d] The client socket has timed out"
+        " after 600000ms while trying to connect to (node-05, 8000).\n"
+        "[rank4]:[E321 02:07:12.539400006 ProcessGroupNCCL.cpp:1709] [PG 1 Rank 4] Timeout\n"
+    )
+    assert [(f.line, f.facts.message) for f in found] == [
+        (
+            2,
+            "The client socket has timed out after 600000ms while trying to connect to"
+            " (node-05, 8000).",
+        ),
+        (3, "[PG 1 Rank 4] Timeout"),
+    ]
+
+
 def test_a_raise_line_alone_says_what_is_raised() -> None:
     """dev/057: the reporter pasted only the source line."""
     facts = only('raise RuntimeError("Cannot find valid samples, check `data/README.md`.")\n')

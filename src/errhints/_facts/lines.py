@@ -206,6 +206,8 @@ def worth_a_look(raw: str) -> bool:
         or "Assertion `" in raw
         or "Check failed" in raw
         or "OutOfResources" in raw
+        or "[E" in raw
+        or "[F" in raw
     )
 
 

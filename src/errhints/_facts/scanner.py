@@ -72,6 +72,10 @@ _IDLE_MESSAGE = 64
 _SWEEP_EVERY = 256
 
 _HEADER = "Traceback (most recent call last):"
+#: The prefix torch's C++ logger gives an error (``[E1226 T socket.cpp:1011]`` once peeled:
+#: ``lines.peel`` folds the time to ``T``), and the component tag that may follow it.
+_CPP_ERROR = re.compile(r"\[[EF]\d{3,4} T [\w./-]+:\d+\]$")
+_CPP_TAG = re.compile(r"^\[[a-z0-9_]{1,20}\] ")
 
 #: Substrings of any line worth a closer look: exception names, traceback headers, bodies,
 #: stack frames (a paste that starts mid-stack). (``KeyboardInterrupt``/``SystemExit`` are
@@ -85,6 +89,8 @@ _MARKERS = (
     'File "',
     "Assertion `",
     "Check failed",
+    "[E",  # torch's C++ logger at error (or fatal) level: ``[E1226 15:44:25.4 socket.cpp:1]``
+    "[F",
 )
 
 _MARKERS_B = tuple(m.encode() for m in _MARKERS)
@@ -302,6 +308,8 @@ class _Scanner:
             and 'File "' not in raw
             and "Assertion `" not in raw
             and "Check failed" not in raw
+            and "[E" not in raw
+            and "[F" not in raw
             and not self._needle_in(raw)
         ):
             if self._opening is not None:
@@ -648,6 +656,13 @@ class _Scanner:
             facts = ErrorFacts(type_name="", message=message.strip())
             self._emit(Finding(lineno, lineno, "line", facts))
             return
+        if "]" in key and _CPP_ERROR.search(key) is not None:
+            # torch's C++ logger at error level (``[E1226 15:44:25.49 socket.cpp:1011]
+            # [c10d] The client socket has timed out ...``): the rest of the line is the error.
+            message = _CPP_TAG.sub("", content.strip(), count=1)
+            if message:
+                self._emit(Finding(lineno, lineno, "line", ErrorFacts("", message)))
+                return
         found = len(self.out)
         if "{" in content:
             for item in embedded_errors(content):

@@ -4,7 +4,8 @@ SGLang copied many messages from vLLM word for word; a paste of one with nothing
 is no evidence of SGLang. The build extracts every raise of the releases below with the
 site index's extractor and keeps the :func:`~errhints._core.lookalikes.skeleton_key` of
 those whose literal text is specific enough to match on its own (the only ones that could
-give a confident match) and that SGLang or LlamaFactory raise too. Releases are fetched like SGLang's (``pip download``, cached).
+give a confident match) and that SGLang or LlamaFactory raise too. Releases are fetched like
+SGLang's (``pip download``, cached).
 """
 
 from __future__ import annotations
