@@ -22,12 +22,21 @@ __all__ = [
 class Project:
     """One supported project: names, repository and installed layout."""
 
-    __slots__ = ("distributions", "import_names", "layout", "name", "repository", "source_dir")
+    __slots__ = (
+        "display",
+        "distributions",
+        "import_names",
+        "layout",
+        "name",
+        "repository",
+        "source_dir",
+    )
 
     def __init__(
         self,
         name: str,
         *,
+        display: str,
         distributions: tuple[str, ...],
         import_names: tuple[str, ...],
         repository: str,
@@ -36,6 +45,8 @@ class Project:
     ) -> None:
         #: The name catalog entries use (``package = "sglang"``).
         self.name = name
+        #: The name people write (``SGLang``).
+        self.display = display
         #: PyPI distributions, newest name first (LlamaFactory was ``llmtuner`` before 0.8).
         self.distributions = distributions
         #: Top-level import names, in the same order.
@@ -79,6 +90,7 @@ _LLAMAFACTORY_LAYOUT = frozenset(
 PROJECTS: tuple[Project, ...] = (
     Project(
         "sglang",
+        display="SGLang",
         distributions=("sglang",),
         import_names=("sglang",),
         repository="https://github.com/sgl-project/sglang",
@@ -112,6 +124,7 @@ PROJECTS: tuple[Project, ...] = (
     ),
     Project(
         "llamafactory",
+        display="LlamaFactory",
         distributions=("llamafactory", "llmtuner"),
         import_names=("llamafactory", "llmtuner"),
         repository="https://github.com/hiyouga/LlamaFactory",

@@ -78,6 +78,16 @@ def test_bad_entry_is_reported_by_file_and_field_and_the_rest_still_load(tmp_pat
         ),
         (lambda s: s + 'references = ["http://insecure"]\n', "references"),
         (lambda s: s.replace("{reason}, please fix the thing", "{reason"), "template"),
+        (lambda s: s + 'names = { kind = "flags", placeholder = "nope" }\n', "names.placeholder"),
+        (lambda s: s + 'names = { kind = "words", placeholder = "reason" }\n', "names.kind"),
+        (
+            lambda s: s + '[[fixed]]\nrelease = "0.9"\nwhat = "x"\nreference = "https://a"\n',
+            "fixed[0].release",
+        ),
+        (
+            lambda s: s + '[[fixed]]\nrelease = "1.1"\nwhat = "x"\nreference = "http://a"\n',
+            "fixed[0].reference",
+        ),
     ],
 )
 def test_each_rule_names_its_field(tmp_path: Path, change: object, field: str) -> None:
@@ -147,3 +157,32 @@ def test_published_schema_lists_exactly_the_loader_fields() -> None:
     schema = json.loads(schema_path.read_text(encoding="utf-8"))
     assert set(schema["properties"]) == set(FIELDS)
     assert set(schema["required"]) <= set(FIELDS)
+
+
+def test_a_fixed_bug_is_shown_with_its_release(tmp_path: Path) -> None:
+    """``fixed`` says which release removed a bug behind the message; ``show`` prints it."""
+    import os
+    import subprocess
+    import sys
+
+    text = GOOD + (
+        '[[fixed]]\nrelease = "1.2"\nwhat = "The check counted padding as tokens."\n'
+        'reference = "https://github.com/example/mypkg/pull/7"\n'
+    )
+    write(tmp_path, "mypkg/thing-broke.toml", text)
+    [entry] = load_catalog([tmp_path], builtin=False)
+    assert [(f.release, f.reference) for f in entry.fixed] == [
+        ("1.2", "https://github.com/example/mypkg/pull/7")
+    ]
+    env = {**os.environ, "ERRHINTS_CATALOG_PATH": str(tmp_path), "NO_COLOR": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "errhints", "show", "mypkg.thing-broke"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Fixed in later releases:\n  mypkg 1.2: The check counted padding as tokens." in (
+        proc.stdout
+    )

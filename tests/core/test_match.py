@@ -373,11 +373,11 @@ def test_a_lookalike_project_keeps_entries_weak(tmp_path: Path) -> None:
         {
             "slug": "arch",
             "exception": '"ValueError"',
-            "template": '"Model architectures {archs} are not supported for now. Supported'
+            "template": '"Model architectures {archs} cannot be served by this build. Known'
             ' architectures: {supported}"',
         },
     )
-    message = "Model architectures ['X'] are not supported for now. Supported architectures: []"
+    message = "Model architectures ['X'] cannot be served by this build. Known architectures: []"
     assert _text_matches(index, message)[0][1] == "strong"
     assert _text_matches(index, message, frozenset({"vllm"})) == [
         ("sglang.arch", "weak", "look-alike")

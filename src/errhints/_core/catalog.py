@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .._config import ENV_CATALOG_PATH
-from .releases import ReleaseRange, parse_range
+from .releases import ReleaseRange, parse_range, version_key
 from .template import Template, TemplateError, parse_template
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "ContextFrame",
     "Entry",
     "Evidence",
+    "Fix",
     "Site",
     "builtin_catalog_dir",
     "load_catalog",
@@ -54,6 +55,7 @@ _OPTIONAL = (
     "context",
     "mentions",
     "names",
+    "fixed",
 )
 FIELDS = frozenset(_REQUIRED + _OPTIONAL)
 MENTION_KINDS = ("flags", "keys", "env", "external")
@@ -94,6 +96,19 @@ class ContextFrame:
 
 
 @dataclass(frozen=True, slots=True)
+class Fix:
+    """A bug behind the message that a later release fixed: from which release, and how.
+
+    ``release`` is the first release of ``package`` with the fix; ``what`` says which cause
+    the fix removes; ``reference`` is the public pull request or issue that shows it.
+    """
+
+    release: str
+    what: str
+    reference: str
+
+
+@dataclass(frozen=True, slots=True)
 class Evidence:
     """A real message this entry explains, verbatim, and where it was seen.
 
@@ -130,6 +145,8 @@ class Entry:
     mentions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: For a message that rejects names (unknown flags or keys): ``(kind, placeholder)``.
     names: tuple[str, str] | None = None
+    #: Bugs behind the message that later releases fixed, oldest fix first.
+    fixed: tuple[Fix, ...] = ()
     source: str = ""
     #: Last dotted part of each exception name, the key the matcher compares.
     exception_short_names: frozenset[str] = frozenset()
@@ -172,6 +189,11 @@ class Entry:
             data["mentions"] = {k: list(v) for k, v in self.mentions.items()}
         if self.names:
             data["names"] = {"kind": self.names[0], "placeholder": self.names[1]}
+        if self.fixed:
+            data["fixed"] = [
+                {"release": f.release, "what": f.what, "reference": f.reference}
+                for f in self.fixed
+            ]
         if self.example:
             data["example"] = self.example
         if self.evidence:
@@ -289,6 +311,32 @@ def _evidence(data: Mapping[str, Any]) -> tuple[Evidence, ...]:
             )
         out.append(Evidence(message=message, source=source))
     return tuple(out)
+
+
+def _fixed(data: Mapping[str, Any], releases: ReleaseRange) -> tuple[Fix, ...]:
+    raw = data.get("fixed", [])
+    if not isinstance(raw, list):
+        raise _Invalid("fixed", "must be a list of tables {release, what, reference}")
+    out = []
+    for i, item in enumerate(raw):
+        where = f"fixed[{i}]"
+        if not isinstance(item, dict) or set(item) != {"release", "what", "reference"}:
+            raise _Invalid(where, "must be a table with 'release', 'what' and 'reference'")
+        release, what, reference = item["release"], item["what"], item["reference"]
+        if not isinstance(release, str):
+            raise _Invalid(f"{where}.release", "must be a release string")
+        try:
+            after = version_key(release) > version_key(releases.first)
+        except ValueError:
+            raise _Invalid(f"{where}.release", f"{release!r} is not a release number") from None
+        if not after:
+            raise _Invalid(f"{where}.release", "must be newer than the entry's first release")
+        if not isinstance(what, str) or not what.strip():
+            raise _Invalid(f"{where}.what", "must be a non-empty string")
+        if not isinstance(reference, str) or not reference.startswith("https://"):
+            raise _Invalid(f"{where}.reference", "must be an https URL")
+        out.append(Fix(release=release, what=" ".join(what.split()), reference=reference))
+    return tuple(sorted(out, key=lambda f: version_key(f.release)))
 
 
 def _context(data: Mapping[str, Any]) -> tuple[ContextFrame, ...]:
@@ -414,6 +462,7 @@ def entry_from_mapping(
         context=context,
         mentions=_mentions(data),
         names=_names(data, template),
+        fixed=_fixed(data, releases),
         source=source,
     )
 

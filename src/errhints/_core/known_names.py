@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._packages import installed_release
+from .._packages import installed_release, project_named
 from . import siteindex
 from .catalog import Entry
 from .releases import ReleaseRange, version_key
@@ -262,13 +262,13 @@ _KEYS_CAVEAT = (
     "(Keys of transformers' TrainingArguments, which LlamaFactory also accepts, are not in"
     " this table: they are checked only in the process that raised the error.)"
 )
-_DISPLAY = {"sglang": "SGLang", "llamafactory": "LlamaFactory"}
 
 
 def _line(report: NameReport) -> str:
     """One sentence per name: where it exists and what to use in the release in use."""
     what = KINDS.get(report.kind, report.kind)
-    shown = _DISPLAY.get(report.project, report.project)
+    known = project_named(report.project)
+    shown = known.display if known is not None else report.project
     where = f"{report.release}{' (installed here)' if report.installed else ''}"
     name = report.name
     if report.present and report.kind == "keys":

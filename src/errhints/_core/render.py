@@ -11,10 +11,11 @@ import textwrap
 from collections.abc import Sequence
 
 from .._config import NOTE_PREFIX, Verbosity
-from .._packages import project_named
+from .._packages import installed_release, project_named
 from . import known_names
 from .catalog import Entry, Site
 from .match import Match
+from .releases import ReleaseRange
 
 __all__ = ["render_entry", "render_note", "source_url"]
 
@@ -144,6 +145,23 @@ def _identified_note(match: Match, verbosity: Verbosity) -> str:
     return "\n".join(lines)
 
 
+def _fixed_lines(entry: Entry, verbosity: Verbosity) -> list[str]:
+    """The bugs behind the message that later releases fixed; in a short note only those the
+    release installed here still has (all of them when it is unknown)."""
+    if not entry.fixed:
+        return []
+    project = project_named(entry.package)
+    shown = project.display if project is not None else entry.package
+    here = installed_release(entry.package) if verbosity != "full" else None
+    lines: list[str] = []
+    for fix in entry.fixed:
+        if here is not None and fix.release not in ReleaseRange("0", here):
+            continue  # installed here already has the fix
+        lines.extend(_wrap(f"Fixed in {shown} {fix.release}: {fix.what}", "  "))
+        lines.append(f"    {fix.reference}")
+    return lines
+
+
 def _rejected_names(match: Match) -> list[str]:
     """For a message that rejects flags or keys: each name's releases and closest names."""
     found = known_names.rejected(match.entry, match.message)
@@ -173,6 +191,7 @@ def render_note(matches: Sequence[Match], verbosity: Verbosity = "short") -> str
     lines.append("  Try:")
     fixes = entry.fixes if verbosity == "full" else entry.fixes[:SHORT_FIXES]
     lines.extend(_numbered(fixes, "    ", None if verbosity == "full" else SHORT_FIX_LINES))
+    lines.extend(_fixed_lines(entry, verbosity))
     if verbosity == "full" and entry.example:
         lines.append("  Example:")
         lines.extend("    " + line for line in entry.example.strip().splitlines())
@@ -229,6 +248,12 @@ def render_entry(entry: Entry) -> str:
         for evidence in entry.evidence:
             lines.extend(_wrap(evidence.message, "  "))
             lines.append(f"    ({evidence.source})")
+    if entry.fixed:
+        lines.append("")
+        lines.append("Fixed in later releases:")
+        for fix in entry.fixed:
+            lines.extend(_wrap(f"{entry.package} {fix.release}: {fix.what}", "  "))
+            lines.append(f"    {fix.reference}")
     if entry.related:
         lines.append("")
         lines.append("Related: " + ", ".join(entry.related))
