@@ -41,10 +41,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def fake_index(built: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv(siteindex.ENV_SITEINDEX_DIR, str(built))
     siteindex.reset()
-    known_names.reset()
     yield built
     siteindex.reset()
-    known_names.reset()
 
 
 def explain(text: str, *args: str, index: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -13,12 +13,9 @@ Every function returns an empty result on any internal error instead of raising.
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import sys
-import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +32,6 @@ __all__ = [
     "names_in",
     "note_lines",
     "rejected",
-    "reset",
     "to_json",
 ]
 
@@ -84,11 +80,8 @@ class NameReport:
 class _Table:
     """One loaded ``names.json``, with the project release lists of the site index."""
 
-    def __init__(self, path: str, releases: Mapping[str, list[tuple[str, str]]]) -> None:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-        if not isinstance(data, dict) or data.get("format") != siteindex.FORMAT:
-            raise ValueError("names table format differs")
+    def __init__(self, root: str) -> None:
+        data = siteindex.read_json(root, "names.json")
         self.projects: dict[str, dict[str, dict[str, list[int]]]] = data.get("projects", {})
         self.renames: dict[str, list[Rename]] = {}
         for item in data.get("renames", []):
@@ -101,7 +94,7 @@ class _Table:
             )
             key = f"{item['project']}:{item['kind']}:{rename.old}"
             self.renames.setdefault(key, []).append(rename)
-        self.releases = dict(releases)
+        self.releases = {p: siteindex.release_list(p) for p in self.projects}
 
     def names_at(self, project: str, kind: str, index: int) -> list[str]:
         """Every name of ``kind`` that release ``index`` of ``project`` has."""
@@ -113,28 +106,8 @@ def _covers(runs: Sequence[int], index: int) -> bool:
     return any(runs[i] <= index <= runs[i + 1] for i in range(0, len(runs) - 1, 2))
 
 
-_lock = threading.Lock()
-_state: dict[str, _Table | None] = {}
-
-
 def _table() -> _Table | None:
-    root = siteindex._data_dir()
-    if root in _state:
-        return _state[root]
-    with _lock:
-        if root not in _state:
-            try:
-                releases = {p: siteindex.release_list(p) for p in ("sglang", "llamafactory")}
-                _state[root] = _Table(os.path.join(root, "names.json"), releases)
-            except Exception:
-                _state[root] = None
-        return _state[root]
-
-
-def reset() -> None:
-    """Forget the loaded table (tests, or after rebuilding the index)."""
-    with _lock:
-        _state.clear()
+    return siteindex.loaded("names", _Table)
 
 
 def names_in(text: str, kind: str) -> list[str]:

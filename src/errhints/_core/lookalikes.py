@@ -11,18 +11,12 @@ Loaded on first use, data only, no network; any internal error reads as "not sha
 
 from __future__ import annotations
 
-import json
-import os
-import threading
 import zlib
 
 from . import siteindex
 from .template import Template
 
-__all__ = ["reset", "shared_by", "skeleton_key"]
-
-_lock = threading.Lock()
-_state: dict[str, dict[str, list[str]] | None] = {}
+__all__ = ["shared_by", "skeleton_key"]
 
 
 def skeleton_key(template: Template) -> str:
@@ -32,38 +26,20 @@ def skeleton_key(template: Template) -> str:
     return f"{zlib.crc32(skeleton.encode('utf-8')):08x}"
 
 
-def _table() -> dict[str, list[str]] | None:
-    """``{key: [project, ...]}`` of the shipped table (``None`` when there is none)."""
-    root = siteindex._data_dir()
-    if root in _state:
-        return _state[root]
-    with _lock:
-        if root not in _state:
-            try:
-                with open(os.path.join(root, "lookalikes.json"), encoding="utf-8") as handle:
-                    data = json.load(handle)
-                if data.get("format") != siteindex.FORMAT:
-                    raise ValueError("lookalikes format differs")
-                table: dict[str, list[str]] = {}
-                for project, record in sorted(data["projects"].items()):
-                    for key in record["keys"]:
-                        table.setdefault(str(key), []).append(str(project))
-                _state[root] = table
-            except Exception:
-                _state[root] = None
-        return _state[root]
+def _load(root: str) -> dict[str, list[str]]:
+    """``{key: [project, ...]}`` from ``lookalikes.json``."""
+    table: dict[str, list[str]] = {}
+    data = siteindex.read_json(root, "lookalikes.json")
+    for project, record in sorted(data["projects"].items()):
+        for key in record["keys"]:
+            table.setdefault(str(key), []).append(str(project))
+    return table
 
 
 def shared_by(template: Template) -> tuple[str, ...]:
     """The other projects (``vllm``) whose released code raises this template's words."""
     try:
-        table = _table()
+        table = siteindex.loaded("lookalikes", _load)
         return tuple(table.get(skeleton_key(template), ())) if table else ()
     except Exception:
         return ()
-
-
-def reset() -> None:
-    """Forget the loaded table (tests, or after rebuilding the index)."""
-    with _lock:
-        _state.clear()

@@ -19,9 +19,9 @@ import os
 import re
 import threading
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from .._config import ENV_SITEINDEX_DIR
 from .._facts.model import Frame
@@ -55,6 +55,7 @@ MAX_MESSAGE = 100_000
 MAX_LINES = 40
 
 _WORD = re.compile(r"[a-z]+")
+T = TypeVar("T")
 _PROJECTS = {
     **{project.name: project.name for project in PROJECTS},
     **{name: project.name for project in PROJECTS for name in project.import_names},
@@ -289,8 +290,8 @@ class _Index:
         return row.base
 
 
-_lock = threading.Lock()
-_state: dict[str, _Index | None] = {}
+_lock = threading.RLock()  # a table may read another one while it loads
+_state: dict[tuple[str, str], Any] = {}
 
 
 _default_dir: list[str] = []
@@ -310,21 +311,36 @@ def _data_dir() -> str:
     return _default_dir[0]
 
 
-def _index() -> _Index | None:
-    key = _data_dir()
+def loaded(name: str, load: Callable[[str], T]) -> T | None:
+    """``load(index directory)``, run once per directory and ``name`` under a lock and kept;
+    ``None`` (kept too) when it raises. How every table of the index directory is read."""
+    key = (_data_dir(), name)
     if key in _state:
-        return _state[key]
+        return cast("T | None", _state[key])
     with _lock:
         if key not in _state:
             try:
-                _state[key] = _Index(key)
+                _state[key] = load(key[0])
             except Exception:
                 _state[key] = None
-        return _state[key]
+        return cast("T | None", _state[key])
+
+
+def read_json(root: str, name: str) -> dict[str, Any]:
+    """A JSON object of the index directory, checked for this reader's format."""
+    with open(os.path.join(root, name), encoding="utf-8") as handle:
+        data = json.load(handle)
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ValueError(f"{name}: not a format {FORMAT} object")
+    return data
+
+
+def _index() -> _Index | None:
+    return loaded("sites", _Index)
 
 
 def reset() -> None:
-    """Forget loaded index data (tests, or after rebuilding the index)."""
+    """Forget everything loaded from the index directory (tests, or after rebuilding it)."""
     with _lock:
         _state.clear()
 
