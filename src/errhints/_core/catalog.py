@@ -191,8 +191,7 @@ class Entry:
             data["names"] = {"kind": self.names[0], "placeholder": self.names[1]}
         if self.fixed:
             data["fixed"] = [
-                {"release": f.release, "what": f.what, "reference": f.reference}
-                for f in self.fixed
+                {"release": f.release, "what": f.what, "reference": f.reference} for f in self.fixed
             ]
         if self.example:
             data["example"] = self.example
