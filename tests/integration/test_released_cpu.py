@@ -702,9 +702,8 @@ CASES: list[Case] = [
         lambda: lf_train(
             load_best_model_at_end=True, eval_strategy="steps", save_strategy="epoch", val_size=0.1
         ),
-        "llamafactory.hf-load-best-model-strategy-mismatch",
+        "llamafactory.hf-load-best-model-strategy-mismatch-except-best",
         "hparams",
-        gap="transformers 5.x added ', except when --save_strategy=\"best\"' to the message",
     ),
     C(
         "llamafactory.predict-with-generate-non-sft",
@@ -963,13 +962,13 @@ CASES: list[Case] = [
     C(
         "llamafactory.string-formatter-no-placeholder",
         lambda: _lf_call("llamafactory.data.formatter", "StringFormatter", slots=["hello"]),
-        None,
+        "llamafactory.string-formatter-no-placeholder",
         "data",
     ),
     C(
         "llamafactory.empty-formatter-placeholder",
         lambda: _lf_call("llamafactory.data.formatter", "EmptyFormatter", slots=["{{content}}"]),
-        None,
+        "llamafactory.empty-formatter-placeholder",
         "data",
     ),
     C(
@@ -1139,7 +1138,12 @@ CASES: list[Case] = [
         "sglang.beam-width-invalid",
         "sampling",
     ),
-    C("sglang.sampling-seed-type", lambda: sg_sampling(sampling_seed=1.5), None, "sampling"),
+    C(
+        "sglang.sampling-seed-type",
+        lambda: sg_sampling(sampling_seed=1.5),
+        "sglang.sampling-seed-not-integer",
+        "sampling",
+    ),
     C(
         "sglang.sampling-too-many-stops",
         lambda: sg_sampling_normalize(stop=[str(i) for i in range(1000)]),
@@ -1252,13 +1256,13 @@ CASES: list[Case] = [
     C(
         "sglang.server-pp-micro-batch",
         lambda: sg_server_args(pp_max_micro_batch_size=0),
-        None,
+        "sglang.pp-max-micro-batch-size-invalid",
         "server_args",
     ),
     C(
         "sglang.server-detokenizer-workers",
         lambda: sg_server_args(detokenizer_worker_num=0),
-        None,
+        "sglang.detokenizer-worker-num-invalid",
         "server_args",
     ),
     C(
@@ -1282,13 +1286,13 @@ CASES: list[Case] = [
     C(
         "sglang.server-watermark-config",
         lambda: sg_server_args(watermark_config="{}"),
-        None,
+        "sglang.watermark-config-without-enable-watermark",
         "server_args",
     ),
     C(
         "sglang.server-prefill-decode-interval",
         lambda: sg_server_args(prefill_decode_interval=-1),
-        None,
+        "sglang.prefill-decode-interval-negative",
         "server_args",
     ),
     C(
@@ -1313,20 +1317,35 @@ CASES: list[Case] = [
         "sglang.unsupported-tool-call-parser",
         "parsers",
     ),
-    C("sglang.reasoning-parser-unknown", lambda: sg_reasoning_parser("nope"), None, "parsers"),
-    C("sglang.reasoning-parser-none", lambda: sg_reasoning_parser(None), None, "parsers"),
+    C(
+        "sglang.reasoning-parser-unknown",
+        lambda: sg_reasoning_parser("nope"),
+        "sglang.reasoning-parser-unsupported",
+        "parsers",
+    ),
+    C(
+        "sglang.reasoning-parser-none",
+        lambda: sg_reasoning_parser(None),
+        "sglang.reasoning-parser-not-specified",
+        "parsers",
+    ),
     C("sglang.lora-config-missing", lambda: sg_lora_config_missing(), None, "lora"),
-    C("sglang.lora-eviction-policy", lambda: sg_eviction_policy(), None, "lora"),
+    C(
+        "sglang.lora-eviction-policy",
+        lambda: sg_eviction_policy(),
+        "sglang.lora-eviction-policy-unknown",
+        "lora",
+    ),
     C(
         "sglang.grammar-unsupported-keyword",
         lambda: sg_json_schema({"type": "array", "contains": {"type": "string"}}),
-        None,
+        "sglang.json-schema-unsupported-by-grammar-backend",
         "grammar",
     ),
     C(
         "sglang.grammar-unsupported-format",
         lambda: sg_json_schema({"type": "string", "format": "ipv9"}),
-        None,
+        "sglang.json-schema-unsupported-by-grammar-backend",
         "grammar",
     ),
     # ---- SGLang: frontend language ----
@@ -1349,7 +1368,7 @@ CASES: list[Case] = [
         "sglang.lang-run-batch-argument-mismatch",
         "lang",
     ),
-    C("sglang.lang-nested-role", lambda: sg_lang_nested_role(), None, "lang"),
+    C("sglang.lang-nested-role", lambda: sg_lang_nested_role(), "sglang.lang-nested-roles", "lang"),
 ]
 
 
