@@ -8,6 +8,8 @@ installed package has (so that a user's own folder called ``sglang`` is not SGLa
 
 from __future__ import annotations
 
+import functools
+
 __all__ = [
     "PROJECTS",
     "Project",
@@ -165,8 +167,10 @@ def project_names(packages: frozenset[str]) -> frozenset[str]:
     return frozenset(_BY_IMPORT[p].name if p in _BY_IMPORT else p for p in packages)
 
 
+@functools.cache
 def installed_release(name: str) -> str | None:
-    """The version of ``name`` (a project) installed here, from any of its distributions."""
+    """The version of ``name`` (a project) installed here, from any of its distributions
+    (read once per process: installing another release means starting a new one)."""
     from importlib import metadata
 
     project = project_named(name)

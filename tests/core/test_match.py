@@ -500,3 +500,32 @@ def test_frames_of_an_excerpt_with_the_project_in_the_log(tmp_path: Path) -> Non
     assert [(m.id, m.confidence, m.via) for m in found] == [
         ("sglang.stale-cli", "strong", "log context")
     ]
+
+
+def test_an_entry_split_at_a_release_answers_with_the_installed_side(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``x`` and ``x-old`` share a message and a site; the installed release picks the first."""
+    from errhints._core import match as match_module
+
+    for slug, first, last in (("split-new", "0.5.10", "0.5.23"), ("split-old", "0.4.0", "0.5.9")):
+        text = ENTRY.format(
+            slug=slug,
+            exception='"ValueError"',
+            template='"Cannot use this feature for the current training stage."',
+            extra='[[sites]]\npath = "sglang/srt/x.py"\nfunction = "check"\n',
+        ).replace('release = "0.5.23"', f'release = {{ first = "{first}", last = "{last}" }}')
+        (tmp_path / "sglang").mkdir(exist_ok=True)
+        (tmp_path / "sglang" / f"{slug}.toml").write_text(text, encoding="utf-8")
+    catalog = load_catalog([tmp_path], builtin=False)
+    assert not catalog.problems, catalog.problems
+    index = build_index(catalog)
+    facts = ErrorFacts(
+        type_name="ValueError",
+        message="Cannot use this feature for the current training stage.",
+        frames=(frame("sglang/srt/x.py", "check"),),
+        has_stack=True,
+    )
+    for installed, first in (("0.5.23", "sglang.split-new"), ("0.5.1", "sglang.split-old")):
+        monkeypatch.setattr(match_module, "installed_release", lambda name, v=installed: v)
+        assert explain_facts(facts, index)[0].id == first

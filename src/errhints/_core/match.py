@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from .._config import guard
 from .._facts.model import ErrorFacts, Frame
-from .._packages import canonical_path, project_names
+from .._packages import canonical_path, installed_release, project_names
 from .catalog import Catalog, ContextFrame, Entry, Site, site_dict
 from .lookalikes import shared_by
 
@@ -123,6 +123,18 @@ def _names_a_file(entry: Entry) -> bool:
     """Whether the template's literal text names a file: the project's own words, not a
     sentence any program could print (``Undefined dataset {name} in dataset_info.json.``)."""
     return any(_FILE_NAME.search(piece) for piece in entry.template.literals)
+
+
+def _release_fit(entry: Entry, installed: dict[str, str | None]) -> int:
+    """0 when the release installed here is in the entry's range, 1 when unknown, 2 when
+    outside: between equally sure entries, the wording of the installed release comes first
+    (an entry split at a release, ``x`` and ``x-old``, has the same message on both sides)."""
+    if entry.package not in installed:
+        installed[entry.package] = installed_release(entry.package)
+    here = installed[entry.package]
+    if here is None:
+        return 1
+    return 0 if here in entry.releases else 2
 
 
 def _last(function: str) -> str:
@@ -298,7 +310,15 @@ class _Matcher:
         self.one(facts, stack, packages, has_stack, embedded=False, depth=0)
         for member in facts.chain:
             self.one(member, stack, packages, has_stack, embedded=False, depth=0)
-        return sorted(self.found.values(), key=Match.sort_key)
+        if len(self.found) < 2:
+            return list(self.found.values())
+        fits: dict[str, str | None] = {}
+
+        def key(match: Match) -> tuple[int, int, int, float]:
+            embedded, rank, score = match.sort_key()
+            return (embedded, rank, _release_fit(match.entry, fits), score)
+
+        return sorted(self.found.values(), key=key)
 
     def one(
         self,
