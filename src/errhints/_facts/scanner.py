@@ -131,6 +131,8 @@ _EVIDENCE_HEAD = 1 << 20
 #: SGLang's own log-line prefix: ``[2025-06-11 09:30:02 TP0]``, ``[... DP1 TP3 EP3]``.
 _SGLANG_PREFIX = re.compile(r"[\[ ](?:[PD]P\d{1,4} )?TP\d{1,4}(?: (?:EP|PP)\d{1,4})*\]")
 
+_SGLANG_PREFIX_B = re.compile(_SGLANG_PREFIX.pattern.encode())
+
 _EVIDENCE_B = {name: tuple(n.encode() for n in needles) for name, needles in EVIDENCE.items()}
 
 
@@ -351,6 +353,13 @@ class _Scanner:
             for name, needles in EVIDENCE.items():
                 if name not in self.context and any(n in text for n in needles):
                     found.add(name)
+        if "sglang" not in self.context and "sglang" not in found:
+            # SGLang's log-line prefix shows the run even where no line names the package.
+            if isinstance(text, bytes):
+                if b"TP" in text and _SGLANG_PREFIX_B.search(text) is not None:
+                    found.add("sglang")
+            elif "TP" in text and _SGLANG_PREFIX.search(text) is not None:
+                found.add("sglang")
         if found:
             self.context = self.context | found
 
