@@ -332,7 +332,7 @@ def test_sglang_log_prefixes_say_the_run_is_sglang() -> None:
     # an ordinary SGLang line before the error (one the scanner never looks at closely)
     text = "[2025-06-11 09:30:02 TP0] Load weight end.\nERROR:    OSError: bind failed\n"
     assert scan_text(text)[0].context == {"sglang"}
-    assert list(scan_stream(io.BytesIO(text.encode())))[0].context == {"sglang"}
+    assert next(scan_stream(io.BytesIO(text.encode()))).context == {"sglang"}
 
 
 def test_log_record_starts_end_a_message() -> None:
