@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,30 +18,12 @@ import pytest
 from errhints._core import known_names, siteindex
 from errhints._maintain.index import build_index
 
-ROOT = Path(__file__).resolve().parents[2]
-RELEASES = ROOT / "tests" / "data" / "releases"
+RELEASES = Path(__file__).resolve().parents[1] / "data" / "releases"
 RELEASE_LIST = {
     "sglang": [("sglang", "0.1.0"), ("sglang", "0.2.0")],
     "llamafactory": [("llmtuner", "0.1.0"), ("llamafactory", "0.2.0")],
 }
 SOURCES = {key: RELEASES / f"{key[0]}-{key[1]}" for keys in RELEASE_LIST.values() for key in keys}
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("names") / "index"
-    build_index(
-        RELEASE_LIST, out, sources=SOURCES, renames=RELEASES / "renames.toml", lookalikes={}
-    )
-    return out
-
-
-@pytest.fixture
-def fake_index(built: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    monkeypatch.setenv(siteindex.ENV_SITEINDEX_DIR, str(built))
-    siteindex.reset()
-    yield built
-    siteindex.reset()
 
 
 def explain(text: str, *args: str, index: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -105,13 +86,13 @@ def test_a_rename_the_releases_contradict_stops_the_build(tmp_path: Path) -> Non
         build_index(RELEASE_LIST, tmp_path / "index", sources=SOURCES, renames=other, lookalikes={})
 
 
-def test_the_note_answers_for_each_rejected_flag(fake_index: Path) -> None:
+def test_the_note_answers_for_each_rejected_flag(index_dir: Path) -> None:
     text = (
         "usage: launch_server.py [-h] --model-path MODEL_PATH\n"
         "launch_server.py: error: unrecognized arguments: --disable-radix --tp_size 2 "
         "--gpu-memory-utilization=0.8 --mem-fraction 0.8 --quantum\n"
     )
-    proc = explain(text, index=fake_index)
+    proc = explain(text, index=index_dir)
     assert proc.returncode == 0, proc.stderr
     out = " ".join(proc.stdout.split())
     assert "sglang.launch-server-unrecognized-arguments" in out
@@ -125,9 +106,9 @@ def test_the_note_answers_for_each_rejected_flag(fake_index: Path) -> None:
     assert "--quantum: not a flag of any SGLang release up to 0.2.0." in out
 
 
-def test_json_output_carries_the_names(fake_index: Path) -> None:
+def test_json_output_carries_the_names(index_dir: Path) -> None:
     text = "sglang serve: error: unrecognized arguments: --radix-cache on\n"
-    proc = explain(text, "--json", index=fake_index)
+    proc = explain(text, "--json", index=index_dir)
     assert proc.returncode == 0, proc.stderr
     findings = json.loads(proc.stdout)
     names = findings["findings"][0]["matches"][0]["names"]
@@ -147,10 +128,10 @@ def test_json_output_carries_the_names(fake_index: Path) -> None:
 
 
 def test_config_keys_and_a_missing_table_stay_quiet_and_correct(
-    fake_index: Path, tmp_path: Path
+    index_dir: Path, tmp_path: Path
 ) -> None:
     text = "ValueError: Some keys are not used by the HfArgumentParser: ['finetuning_typ']\n"
-    out = " ".join(explain(text, index=fake_index).stdout.split())
+    out = " ".join(explain(text, index=index_dir).stdout.split())
     assert "finetuning_typ: not a config key of any LlamaFactory release up to 0.2.0." in out
     assert "Closest in 0.2.0: finetuning_type." in out
     assert "Keys of transformers' TrainingArguments" in out
@@ -181,7 +162,7 @@ def test_the_shipped_renames_hold_against_the_shipped_table() -> None:
     """Each curated rename still holds for the shipped table (rebuilt with every release)."""
     from errhints._maintain.index.options import checked_renames
 
-    index = ROOT / "catalog" / "index"
+    index = RELEASES.parents[2] / "catalog" / "index"
     table = json.loads((index / "names.json").read_text("utf-8"))
     listed = json.loads((index / "releases.json").read_text("utf-8"))["projects"]
     versions = {p: [v for _, v in rs] for p, rs in listed.items()}

@@ -6,7 +6,6 @@ import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,28 +16,6 @@ from errhints._facts.model import Frame
 from errhints._maintain.index import build_index
 
 RELEASES = Path(__file__).resolve().parents[1] / "data" / "releases"
-RELEASE_LIST = {
-    "sglang": [("sglang", "0.1.0"), ("sglang", "0.2.0")],
-    "llamafactory": [("llmtuner", "0.1.0"), ("llamafactory", "0.2.0")],
-}
-SOURCES = {key: RELEASES / f"{key[0]}-{key[1]}" for keys in RELEASE_LIST.values() for key in keys}
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("siteindex") / "index"
-    build_index(
-        RELEASE_LIST, out, sources=SOURCES, renames=RELEASES / "renames.toml", lookalikes={}
-    )
-    return out
-
-
-@pytest.fixture
-def index_dir(built: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    monkeypatch.setenv(siteindex.ENV_SITEINDEX_DIR, str(built))
-    siteindex.reset()
-    yield built
-    siteindex.reset()
 
 
 def test_identify_filled_message(index_dir: Path) -> None:
