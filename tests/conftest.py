@@ -106,3 +106,44 @@ def run_py(standins_dir: Path, tmp_path: Path) -> RunPy:
         return proc
 
     return run
+
+
+# -- an index built from the fake releases of tests/data/releases ------------------------------
+# sglang 0.1.0 and 0.2.0 (0.2.0 replaced --disable-radix by --radix-cache), and LlamaFactory
+# as llmtuner 0.1.0 and llamafactory 0.2.0; shared by the site index and names tests.
+
+FAKE_RELEASES = Path(__file__).resolve().parent / "data" / "releases"
+FAKE_RELEASE_LIST = {
+    "sglang": [("sglang", "0.1.0"), ("sglang", "0.2.0")],
+    "llamafactory": [("llmtuner", "0.1.0"), ("llamafactory", "0.2.0")],
+}
+FAKE_SOURCES = {
+    key: FAKE_RELEASES / f"{key[0]}-{key[1]}" for keys in FAKE_RELEASE_LIST.values() for key in keys
+}
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The index directory of the fake releases (built once per test session)."""
+    from errhints._maintain.index import build_index
+
+    out = tmp_path_factory.mktemp("fake-releases") / "index"
+    build_index(
+        FAKE_RELEASE_LIST,
+        out,
+        sources=FAKE_SOURCES,
+        renames=FAKE_RELEASES / "renames.toml",
+        lookalikes={},
+    )
+    return out
+
+
+@pytest.fixture
+def index_dir(built: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """``built``, made the index errhints reads for the test's duration."""
+    from errhints._core import siteindex
+
+    monkeypatch.setenv(siteindex.ENV_SITEINDEX_DIR, str(built))
+    siteindex.reset()
+    yield built
+    siteindex.reset()
