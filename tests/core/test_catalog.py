@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -87,6 +89,14 @@ def test_bad_entry_is_reported_by_file_and_field_and_the_rest_still_load(tmp_pat
         (
             lambda s: s + '[[fixed]]\nrelease = "1.1"\nwhat = "x"\nreference = "http://a"\n',
             "fixed[0].reference",
+        ),
+        (
+            lambda s: s + '[context]\nframes = [{ path = "mypkg/a.py", release = "2.0" }]\n',
+            "context.frames[0].release",
+        ),
+        (
+            lambda s: s + '[context]\nframes = [{ path = "mypkg/a.py", line = 3 }]\n',
+            "context.frames[0]",
         ),
     ],
 )
@@ -186,3 +196,37 @@ def test_a_fixed_bug_is_shown_with_its_release(tmp_path: Path) -> None:
     assert "Fixed in later releases:\n  mypkg 1.2: The check counted padding as tokens." in (
         proc.stdout
     )
+
+
+def test_a_renamed_context_frame_keeps_its_own_releases(tmp_path: Path) -> None:
+    """A frame of a function's old name carries the releases it had that name; ``show`` and
+    the JSON view say them, and a frame without one takes the entry's range."""
+    text = GOOD.replace('release = "1.0"', 'release = { first = "0.8", last = "1.0" }') + (
+        "[context]\nframes = [\n"
+        '  { path = "mypkg/run.py", function = "Runner.go" },\n'
+        '  { path = "mypkg/old.py", function = "OldRunner.go", release = { first = "0.8", '
+        'last = "0.9" } },\n]\n'
+    )
+    write(tmp_path, "mypkg/thing-broke.toml", text)
+    catalog = load_catalog([tmp_path], builtin=False)
+    assert not catalog.problems
+    entry = catalog.get("mypkg.thing-broke")
+    assert entry is not None
+    assert [str(c.releases) for c in entry.context] == ["0.8 to 1.0", "0.8 to 0.9"]
+    assert entry.to_dict()["context"]["frames"] == [
+        {"path": "mypkg/run.py", "function": "Runner.go"},
+        {
+            "path": "mypkg/old.py",
+            "function": "OldRunner.go",
+            "release": {"first": "0.8", "last": "0.9"},
+        },
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-m", "errhints", "show", "--catalog", str(tmp_path), entry.id],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    shown = proc.stdout
+    assert "applies when on the stack: mypkg/run.py in Runner.go\n" in shown
+    assert "applies when on the stack: mypkg/old.py in OldRunner.go (mypkg 0.8 to 0.9)" in shown

@@ -176,9 +176,9 @@ def write_entry(
     template: str,
     *,
     sites: Sequence[tuple[str, str, int | None]] = (),
-    release: str = "0.5.23",
+    release: str | dict[str, str] = "0.5.23",
     mentions: Mapping[str, list[str]] | None = None,
-    context: Sequence[dict[str, str]] = (),
+    context: Sequence[Mapping[str, Any]] = (),
     kind: str = "raise",
 ) -> None:
     """Write ``<directory>/sglang/<slug>.toml`` with the given facts."""
@@ -189,7 +189,7 @@ def write_entry(
         'exception = "RuntimeError"',
         f"template = {toml_value(template)}",
         f'kind = "{kind}"',
-        f'release = "{release}"',
+        f"release = {toml_value(release) if isinstance(release, dict) else json.dumps(release)}",
         'meaning = "A test entry."',
         'causes = ["a cause"]',
         'fixes = ["a fix"]',
@@ -449,6 +449,55 @@ def test_context_frames_are_checked(
         f"context {X}:Scheduler.capture: function Scheduler.capture not found in {X} (there: capture)",
         "context sglang/gone.py: sglang/gone.py does not exist in sglang==0.5.23",
     ]
+
+
+def test_a_renamed_frame_is_checked_at_the_releases_it_names(
+    tmp_path: Path, release: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A frame with its own ``release`` is looked for at the first and last release of that
+    range, not at the entry's newest; a chosen release outside it skips the frame."""
+    old_release = write_release(
+        tmp_path / "sglang-0.4.0",
+        {"sglang/__init__.py": "", "sglang/srt/old.py": "class Runner:\n    def go(self): ...\n"},
+    )
+    mid_release = write_release(
+        tmp_path / "sglang-0.5.0",
+        {"sglang/__init__.py": "", "sglang/srt/x.py": "def capture(): ...\n"},
+    )
+    write_entry(
+        tmp_path / "cat",
+        "renamed",
+        "CUDA out of memory. {details}",
+        release={"first": "0.4.0", "last": "0.5.23"},
+        context=[
+            {"path": X, "function": "Scheduler.check_memory"},
+            {
+                "path": "sglang/srt/old.py",
+                "function": "Runner.go",
+                "release": {"first": "0.4.0", "last": "0.5.0"},
+            },
+        ],
+    )
+    entries = load(tmp_path / "cat", monkeypatch)
+    roots = {
+        ("sglang", "0.4.0"): old_release,
+        ("sglang", "0.5.0"): mid_release,
+        ("sglang", "0.5.23"): release,
+    }
+    assert needed_releases(entries) == sorted(roots)
+    report = verify_catalog(entries, releases=roots)
+    assert report.entries[0].failures == [
+        "context sglang/srt/old.py:Runner.go: sglang/srt/old.py does not exist in sglang==0.5.0"
+    ]
+    checked = {(c.subject, c.release) for c in report.entries[0].checks if c.status == "ok"}
+    assert checked == {
+        (f"{X}:Scheduler.check_memory", "sglang==0.5.23"),
+        ("sglang/srt/old.py:Runner.go", "sglang==0.4.0"),
+    }
+    chosen = verify_catalog(entries, releases=roots, target={"sglang": "0.5.23"})
+    skipped = [c.detail for c in chosen.entries[0].checks if c.status == "skipped"]
+    assert skipped == ["sglang==0.5.23 is outside this frame's releases"]
+    assert chosen.entries[0].status == "ok"
 
 
 def test_entries_without_a_release_are_skipped_with_the_reason(

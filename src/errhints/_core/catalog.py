@@ -89,10 +89,15 @@ class Site:
 
 @dataclass(frozen=True, slots=True)
 class ContextFrame:
-    """A frame that makes a context-conditioned entry apply (function ``None``: any)."""
+    """A frame that makes a context-conditioned entry apply (function ``None``: any).
+
+    ``releases`` is the entry's range unless the frame names a narrower one: a function that
+    was renamed or moved has one frame per name, each verified at the releases it names.
+    """
 
     path: str
     function: str | None = None
+    releases: ReleaseRange | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,9 +187,7 @@ class Entry:
         if self.origin:
             data["origin"] = self.origin
         if self.context:
-            data["context"] = {
-                "frames": [{"path": c.path, "function": c.function} for c in self.context]
-            }
+            data["context"] = {"frames": [_frame_dict(c, self.releases) for c in self.context]}
         if self.mentions:
             data["mentions"] = {k: list(v) for k, v in self.mentions.items()}
         if self.names:
@@ -338,7 +341,14 @@ def _fixed(data: Mapping[str, Any], releases: ReleaseRange) -> tuple[Fix, ...]:
     return tuple(sorted(out, key=lambda f: version_key(f.release)))
 
 
-def _context(data: Mapping[str, Any]) -> tuple[ContextFrame, ...]:
+def _frame_dict(frame: ContextFrame, releases: ReleaseRange) -> dict[str, Any]:
+    out: dict[str, Any] = {"path": frame.path, "function": frame.function}
+    if frame.releases is not None and frame.releases != releases:
+        out["release"] = frame.releases.to_dict()
+    return out
+
+
+def _context(data: Mapping[str, Any], releases: ReleaseRange) -> tuple[ContextFrame, ...]:
     raw = data.get("context")
     if raw is None:
         return ()
@@ -350,15 +360,25 @@ def _context(data: Mapping[str, Any]) -> tuple[ContextFrame, ...]:
     out = []
     for i, item in enumerate(frames):
         where = f"context.frames[{i}]"
-        if not isinstance(item, dict) or set(item) - {"path", "function"}:
-            raise _Invalid(where, "must be a table with 'path' and optional 'function'")
+        if not isinstance(item, dict) or set(item) - {"path", "function", "release"}:
+            raise _Invalid(
+                where, "must be a table with 'path' and optional 'function' and 'release'"
+            )
         path, function = item.get("path"), item.get("function")
         if not isinstance(path, str) or not path.endswith(".py") or path.startswith("/"):
             raise _Invalid(f"{where}.path", "must be a package-relative path ending in .py")
         if function is not None and (not isinstance(function, str) or not function):
             raise _Invalid(f"{where}.function", "must be a non-empty string")
-        out.append(ContextFrame(path=path, function=function))
+        own = item.get("release")
+        frame_range = releases if own is None else _range(own, f"{where}.release")
+        if own is not None and not _within(frame_range, releases):
+            raise _Invalid(f"{where}.release", f"must lie within the entry's release {releases}")
+        out.append(ContextFrame(path=path, function=function, releases=frame_range))
     return tuple(out)
+
+
+def _within(inner: ReleaseRange, outer: ReleaseRange) -> bool:
+    return inner.first in outer and inner.last in outer
 
 
 def _names(data: Mapping[str, Any], template: Template) -> tuple[str, str] | None:
@@ -438,7 +458,7 @@ def entry_from_mapping(
         raise _Invalid("release", "is required")
     releases = _range(data["release"], "release")
     sites = _sites(data, releases)
-    context = _context(data)
+    context = _context(data, releases)
     if not sites and not context and not template.literal_rich:
         raise _Invalid("template", "has too little literal text to match without a site or context")
     return Entry(

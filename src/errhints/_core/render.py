@@ -228,6 +228,8 @@ def render_entry(entry: Entry) -> str:
             lines.append(f"             {url}")
     for ctx in entry.context:
         where = f"{ctx.path} in {ctx.function}" if ctx.function else ctx.path
+        if ctx.releases is not None and ctx.releases != entry.releases:
+            where += f" ({entry.package} {ctx.releases})"
         lines.append(f"  applies when on the stack: {where}")
     lines.append("")
     lines.append("What it means:")

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._core.catalog import Entry
+from .._core.catalog import ContextFrame, Entry
 from .._core.template import Template
 from .names import INDEX_FILE, ReleaseIndex, build_index
 from .releases import RELEASE_MARKER, ReleaseKey, release_top, top_level
@@ -372,7 +372,22 @@ def needed_releases(
         for site in entry.sites:
             if _site_package(site.path) == top_level(entry.package):
                 keys.add((entry.package, site.release))
+        for frame in entry.context:
+            if _site_package(frame.path) == top_level(entry.package):
+                keys.update((entry.package, v) for v in _frame_releases(entry, frame, target))
     return sorted(keys)
+
+
+def _frame_releases(
+    entry: Entry, frame: ContextFrame, target: Mapping[str, str]
+) -> tuple[str, ...]:
+    """Where a context frame is checked: the chosen release, else both ends of its range
+    (a frame of a renamed function names the releases it had that name)."""
+    if entry.package in target:
+        return (target[entry.package],)
+    if frame.releases is None or frame.releases == entry.releases:
+        return (entry.release,)
+    return tuple(dict.fromkeys((frame.releases.first, frame.releases.last)))
 
 
 class _Verifier:
@@ -420,11 +435,17 @@ class _Verifier:
                 why = f"frame is in {frame_pkg}, not in {entry.package}: not checked"
                 checks.append(CheckResult("context", subject, "", "skipped", why))
                 continue
-            rel = self.release(entry.package, version)
-            if isinstance(rel, str):
-                checks.append(CheckResult("context", subject, "", "skipped", rel))
-            else:
-                checks.append(_check_context(rel, frame.path, frame.function))
+            for at in _frame_releases(entry, frame, self.target):
+                own = frame.releases
+                if own is not None and own != entry.releases and at not in own:
+                    why = f"{entry.package}=={at} is outside this frame's releases"
+                    checks.append(CheckResult("context", subject, "", "skipped", why))
+                    continue
+                rel = self.release(entry.package, at)
+                if isinstance(rel, str):
+                    checks.append(CheckResult("context", subject, "", "skipped", rel))
+                else:
+                    checks.append(_check_context(rel, frame.path, frame.function))
         for kind in ("flags", "keys", "env"):
             for name in entry.mentions.get(kind, ()):
                 rel = self.release(entry.package, version)
