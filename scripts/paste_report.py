@@ -9,7 +9,7 @@ own process, and the findings are compared with the manifest's expectations:
   ``covered`` = the manifest names an expected entry (the catalog has one for this failure);
 * negatives (other projects' failures), by form: ``false hints`` = any exact or strong match;
 * covered positives, by whether the paste shows the error at all (the manifest's ``message``
-  says ``(cut)`` or ``(from title`` when the paste stops before it): of those that show it,
+  carries a mark of ``NOT_IN_PASTE`` when the paste stops before it): of those that show it,
   ``explained``, ``weak by rule`` (the expected entry, as ``weak`` because nothing in the text
   shows the project, or vLLM raises the same words: the rule the text door keeps) and
   ``missed``; of those that do not, how many are ``recognised`` at all.
@@ -37,6 +37,11 @@ ROOT = Path(__file__).resolve().parents[1]
 PASTES = ROOT / "tests" / "data" / "pastes"
 FORMS = ("complete", "excerpt", "one-line")
 CONFIDENT = frozenset({"exact", "strong"})
+#: How the manifest marks a message taken from the thread because the paste does not reach it
+#: (the collectors' wordings: ``(cut)``, ``(from title; paste cut)``, ``(title: ...)``,
+#: ``(per report; paste cut)``, ``(cut off in paste)``, ``(traceback cut in run_exp)``).
+NOT_IN_PASTE = ("(cut)", "(from title", "(title", "paste cut", "cut off in paste", "traceback cut")
+
 #: Why a text match is only ``weak`` by the text door's rules (``errhints._core.match``).
 RULE_VIAS = frozenset({"no context", "shared", "look-alike"})
 
@@ -105,7 +110,7 @@ def child_env() -> dict[str, str]:
 
 def explain(row: dict[str, Any], env: dict[str, str]) -> Result:
     message = row.get("message") or ""
-    shows = bool(message) and "(cut)" not in message and "(from title" not in message
+    shows = bool(message) and not any(mark in message for mark in NOT_IN_PASTE)
     result = Result(row["file"], row["polarity"], row["form"], row.get("expected_entry"), shows)
     cmd = [sys.executable, "-m", "errhints", "explain", "--json", "--", str(PASTES / row["file"])]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, check=False)

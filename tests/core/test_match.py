@@ -529,3 +529,31 @@ def test_an_entry_split_at_a_release_answers_with_the_installed_side(
     for installed, first in (("0.5.23", "sglang.split-new"), ("0.5.1", "sglang.split-old")):
         monkeypatch.setattr(match_module, "installed_release", lambda name, v=installed: v)
         assert explain_facts(facts, index)[0].id == first
+
+
+def test_an_excerpt_starting_mid_stack_is_no_evidence_against_the_project(
+    tmp_path: Path,
+) -> None:
+    """dev/233: transformers frames only, pasted from the middle of the stack: the frames
+    above, where SGLang called in, are not shown, so the entry fires, weak and labelled. The
+    same frames under a ``Traceback`` header are the whole stack: no SGLang there, no hint."""
+    index = make_index(
+        tmp_path,
+        {
+            "slug": "gated",
+            "exception": '"OSError"',
+            "template": '"You are trying to access a gated repo.{rest}"',
+            "extra": _NEEDS_FRAMES,
+        },
+    )
+    frames = (
+        '  File "/usr/lib/python3/site-packages/transformers/utils/hub.py", line 543,'
+        " in cached_files\n    raise OSError(\n"
+        "OSError: You are trying to access a gated repo.\nMake sure to have access to it.\n"
+    )
+    (found,) = pipeline.explain_text(frames, index)
+    assert [(m.entry.id, m.confidence, m.via) for m in found.matches] == [
+        ("sglang.gated", "weak", "no context")
+    ]
+    (whole,) = pipeline.explain_text("Traceback (most recent call last):\n" + frames, index)
+    assert not whole.matches

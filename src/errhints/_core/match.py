@@ -295,6 +295,8 @@ class _Matcher:
         self.found: dict[str, Match] = {}
         #: Projects the surrounding text shows (paths, commands, log formats), for text.
         self.log_context = log_context
+        #: Whether the failure's stack is shown from its outermost frame (set by ``run``).
+        self.outer_shown = False
 
     def add(self, match: Match) -> None:
         old = self.found.get(match.entry.id)
@@ -306,6 +308,9 @@ class _Matcher:
         for member in facts.chain:
             stack = stack + member.frames
         has_stack = facts.has_stack or any(m.has_stack for m in facts.chain)
+        # A stack shown from its start (a ``Traceback`` header) without the project's frames
+        # says the project did not call in; an excerpt that starts mid-stack says nothing.
+        self.outer_shown = any(m.has_stack and not m.headless for m in (facts, *facts.chain))
         packages = project_names(frozenset(f.package for f in stack if f.package))
         self.one(facts, stack, packages, has_stack, embedded=False, depth=0)
         for member in facts.chain:
@@ -435,8 +440,8 @@ class _Matcher:
                 f.path.partition("/")[0] for f in stack if f.path
             }:
                 return None  # its project's frames are there, but not where this happens
-            if has_stack and entry.package not in packages | self.log_context:
-                return None  # a known stack without its frames, and nothing shows its project
+            if self.outer_shown and entry.package not in packages | self.log_context:
+                return None  # a whole stack without its frames, and nothing shows its project
         elif not entry.template.literal_rich:
             return None
         if self._lookalike(entry, packages):

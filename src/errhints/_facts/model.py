@@ -45,6 +45,9 @@ class ErrorFacts:
     chain: list[ErrorFacts] = field(default_factory=list)
     relation: str = ""  # "cause", "context" or "group" for facts inside another's chain
     has_stack: bool = False  # whether frames were known at all (a bare log line has none)
+    #: Frames read from text that start mid-stack (no ``Traceback`` header): the outer
+    #: frames, where SGLang or LlamaFactory may have called in, are not shown.
+    headless: bool = False
 
     @property
     def short_type(self) -> str:

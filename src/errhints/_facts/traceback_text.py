@@ -180,6 +180,7 @@ def _parse_plain(lines: list[str]) -> ErrorFacts | None:
         message=message,
         frames=_cap_frames(frames),
         has_stack=has_header or bool(frames),
+        headless=bool(frames) and not has_header,
     )
 
 
