@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 from .._core.siteindex import Identified, identify, sites_at
-from .._packages import project_named, project_of
+from .._packages import installed_release, project_named, project_of
 
 __all__ = ["find_sites", "render_sites"]
 
@@ -34,16 +34,14 @@ def find_sites(query: str) -> list[Identified]:
 
 def _installed(project: str) -> tuple[str, str] | None:
     """The installed version of ``project`` and the directory holding its import package."""
-    from importlib import metadata
-
     known = project_named(project)
-    if known is None:
+    version = installed_release(project)
+    if known is None or version is None:
         return None
-    for distribution, name in zip(known.distributions, known.import_names, strict=True):
+    for name in known.import_names:
         try:
-            version = metadata.version(distribution)
             spec = importlib.util.find_spec(name)
-        except Exception:  # not installed, or a broken install
+        except Exception:  # a broken install
             continue
         locations = getattr(spec, "submodule_search_locations", None) if spec else None
         if locations:

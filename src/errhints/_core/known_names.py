@@ -32,6 +32,7 @@ __all__ = [
     "names_in",
     "note_lines",
     "rejected",
+    "runs_cover",
     "to_json",
 ]
 
@@ -99,10 +100,12 @@ class _Table:
     def names_at(self, project: str, kind: str, index: int) -> list[str]:
         """Every name of ``kind`` that release ``index`` of ``project`` has."""
         table = self.projects.get(project, {}).get(kind, {})
-        return [name for name, runs in table.items() if _covers(runs, index)]
+        return [name for name, runs in table.items() if runs_cover(runs, index)]
 
 
-def _covers(runs: Sequence[int], index: int) -> bool:
+def runs_cover(runs: Sequence[int], index: int) -> bool:
+    """Whether release ``index`` lies in ``runs``, flat pairs of first and last release
+    indexes (``[0, 4, 9, 12]``: releases 0 to 4 and 9 to 12), the tables' form."""
     return any(runs[i] <= index <= runs[i + 1] for i in range(0, len(runs) - 1, 2))
 
 
@@ -202,7 +205,7 @@ def _describe(project: str, kind: str, name: str) -> NameReport | None:
     if not installed:
         index = len(versions) - 1
     release = versions[index]
-    present = _covers(runs, index)
+    present = runs_cover(runs, index)
     external = not present and kind == "keys" and name in _external_keys()
     present = present or external
     spelled = ""

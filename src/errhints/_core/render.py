@@ -15,7 +15,7 @@ from .._packages import installed_release, project_named
 from . import known_names
 from .catalog import Entry, Site
 from .match import Match
-from .releases import ReleaseRange
+from .releases import version_key
 
 __all__ = ["render_entry", "render_note", "source_url"]
 
@@ -155,11 +155,20 @@ def _fixed_lines(entry: Entry, verbosity: Verbosity) -> list[str]:
     here = installed_release(entry.package) if verbosity != "full" else None
     lines: list[str] = []
     for fix in entry.fixed:
-        if here is not None and fix.release not in ReleaseRange("0", here):
+        if here is not None and _has_fix(here, fix.release):
             continue  # installed here already has the fix
         lines.extend(_wrap(f"Fixed in {shown} {fix.release}: {fix.what}", "  "))
         lines.append(f"    {fix.reference}")
     return lines
+
+
+def _has_fix(installed: str, fixed_in: str) -> bool:
+    """Whether the installed release is the fixing one or later (an unreadable version,
+    ``unknown`` from a broken install, is taken as not fixed)."""
+    try:
+        return version_key(installed) >= version_key(fixed_in)
+    except ValueError:
+        return False
 
 
 def _rejected_names(match: Match) -> list[str]:

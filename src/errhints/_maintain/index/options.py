@@ -21,6 +21,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from ..._core.known_names import runs_cover
 from ..names import _cli_flags, _is_dataclass
 from ..source import parse_source
 
@@ -165,10 +166,6 @@ def merge_options(
     return {kind: dict(sorted(runs.items())) for kind, runs in sorted(table.items())}
 
 
-def _runs_cover(runs: Sequence[int], index: int) -> bool:
-    return any(runs[i] <= index <= runs[i + 1] for i in range(0, len(runs) - 1, 2))
-
-
 def checked_renames(
     tables: Mapping[str, Mapping[str, Mapping[str, Sequence[int]]]],
     versions: Mapping[str, Sequence[str]],
@@ -200,9 +197,9 @@ def checked_renames(
                     if release not in order or order.index(release) == 0:
                         raise RenameError(f"{where}: release {release} is not in the list")
                     at = order.index(release)
-                    if not _runs_cover(table.get(old, []), at - 1):
+                    if not runs_cover(table.get(old, []), at - 1):
                         raise RenameError(f"{where}: {old} is not in {order[at - 1]}")
-                    if _runs_cover(table.get(old, []), at):
+                    if runs_cover(table.get(old, []), at):
                         raise RenameError(f"{where}: {old} is still in {release}")
                 else:
                     if "other" not in item:
@@ -210,7 +207,7 @@ def checked_renames(
                     if old in table:
                         raise RenameError(f"{where}: {old} is an option of {project} too")
                     at = len(order) - 1
-                if not _runs_cover(table.get(new, []), at):
+                if not runs_cover(table.get(new, []), at):
                     raise RenameError(f"{where}: {new} is not in {order[at]}")
                 record = {"project": project, "kind": kind, "old": old, "new": new}
                 for key in ("release", "other", "how"):
