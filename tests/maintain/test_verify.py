@@ -862,3 +862,89 @@ def test_cli_check_reports_invalid_files(
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith(f"{cat}/sglang/broken.toml: ")
     assert out[-1] == "1 entries loaded, 1 problem(s)"
+
+
+def test_a_flag_named_only_in_a_message_is_not_a_flag_of_the_release(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the release's server defines its flags, a flag must be one of them (or an option
+    string of another command): ``lower --cuda-graph-max-bs`` in a hint's text is a
+    leftover of a removed flag, not a flag."""
+    root = write_release(
+        tmp_path / "sglang-0.5.23",
+        {
+            "sglang/__init__.py": "",
+            "sglang/srt/__init__.py": "",
+            "sglang/srt/x.py": X_PY,
+            "sglang/srt/server_args.py": (
+                "def add_cli_args(parser):\n"
+                '    parser.add_argument("--mem-fraction-static", type=float)\n'
+                '    parser.add_argument("--cuda-graph-max-bs-decode", type=int)\n'
+            ),
+            "sglang/bench.py": (
+                "def main(parser):\n"
+                '    parser.add_argument("--backend")\n'
+                '    raise ValueError("lower --cuda-graph-max-bs or --mem-fraction-static")\n'
+            ),
+        },
+    )
+    site = [(X, "wrapped", None)]
+    flags = ["--mem-fraction-static", "--backend", "--cuda-graph-max-bs"]
+    write_entry(tmp_path / "cat", "hint-flag", "{a}: {b}", sites=site, mentions={"flags": flags})
+    reports = verify(tmp_path / "cat", root, monkeypatch)
+    checks = {c.subject: c.detail for c in reports["sglang.hint-flag"].checks if c.check == "flag"}
+    assert checks == {
+        "--mem-fraction-static": "found as a flag of the server",
+        "--backend": "found as an option string",
+        "--cuda-graph-max-bs": "found only inside message text, not as an option the release "
+        "defines",
+    }
+
+
+def test_a_mention_for_part_of_the_range_is_checked_there(
+    tmp_path: Path, release: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fix that names the flag each part of the range has: ``--x @ ..0.5.0`` is checked at
+    0.5.0, a bare mention at the entry's newest release; a chosen release outside the
+    mention's releases skips it."""
+    server = 'def add(parser):\n    parser.add_argument("--{}", type=int)\n'
+    old = write_release(
+        tmp_path / "sglang-0.5.0",
+        {"sglang/__init__.py": "", "sglang/srt/server_args.py": server.format("old-max-bs")},
+    )
+    flags = ["--old-max-bs @ ..0.5.0", "--mem-fraction-static"]
+    write_entry(
+        tmp_path / "cat",
+        "split-flag",
+        "CUDA out of memory. {details}",
+        release={"first": "0.4.0", "last": "0.5.23"},
+        context=[{"path": X}],
+        mentions={"flags": flags},
+    )
+    entries = load(tmp_path / "cat", monkeypatch)
+    roots = {("sglang", "0.5.0"): old, ("sglang", "0.5.23"): release}
+    assert needed_releases(entries) == sorted(roots)
+    (report,) = verify_catalog(entries, releases=roots).entries
+    assert report.status == "ok", report.failures
+    flags_at = {(c.subject, c.release) for c in report.checks if c.check == "flag"}
+    assert flags_at == {
+        ("--old-max-bs", "sglang==0.5.0"),
+        ("--mem-fraction-static", "sglang==0.5.23"),
+    }
+    (chosen,) = verify_catalog(entries, releases=roots, target={"sglang": "0.5.23"}).entries
+    skipped = [c.detail for c in chosen.checks if c.status == "skipped"]
+    assert skipped == ["sglang==0.5.23 is outside the releases of this mention"]
+
+
+@pytest.mark.parametrize("mention", ["--x @ 0.5", "--x @ ..banana", "--x @ 0.6.."])
+def test_a_bad_release_qualifier_is_a_catalog_problem(tmp_path: Path, mention: str) -> None:
+    """A qualifier must be a range of real releases that meets the entry's range."""
+    write_entry(
+        tmp_path,
+        "bad-qualifier",
+        "CUDA out of memory. {details}",
+        context=[{"path": X}],
+        mentions={"flags": [mention]},
+    )
+    catalog = load_catalog([tmp_path], builtin=False)
+    assert [p.field for p in catalog.problems] == ["mentions.flags"]

@@ -28,6 +28,7 @@ __all__ = [
     "Site",
     "builtin_catalog_dir",
     "load_catalog",
+    "mention_range",
     "user_catalog_dirs",
 ]
 
@@ -395,7 +396,7 @@ def _names(data: Mapping[str, Any], template: Template) -> tuple[str, str] | Non
     return str(kind), str(placeholder)
 
 
-def _mentions(data: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+def _mentions(data: Mapping[str, Any], releases: ReleaseRange) -> dict[str, tuple[str, ...]]:
     raw = data.get("mentions")
     if raw is None:
         return {}
@@ -408,7 +409,29 @@ def _mentions(data: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
     for name in mentions.get("external", ()):
         if not _EXTERNAL_RE.match(name):
             raise _Invalid("mentions.external", f"{name!r} must look like 'project:name'")
+    for kind in ("flags", "keys", "env"):
+        for name in mentions.get(kind, ()):
+            try:
+                _, own = mention_range(name, releases)
+            except ValueError as err:
+                raise _Invalid(f"mentions.{kind}", f"{name!r}: {err}") from None
+            if own.last not in releases and own.first not in releases:
+                raise _Invalid(f"mentions.{kind}", f"{name!r}: outside the entry's {releases}")
     return mentions
+
+
+def mention_range(mention: str, releases: ReleaseRange) -> tuple[str, ReleaseRange]:
+    """A mention and the releases it holds for: ``"--cuda-graph-max-bs @ ..0.5.19"`` is a flag
+    up to 0.5.19 (``FIRST..``, ``..LAST`` or ``FIRST..LAST``; the entry's range when bare),
+    for a fix that names the flag each part of the range has. Raises ``ValueError``."""
+    name, at, span = mention.partition("@")
+    if not at:
+        return mention, releases
+    first, dots, last = span.strip().partition("..")
+    if not dots:
+        raise ValueError("a release qualifier looks like 'FIRST..', '..LAST' or 'FIRST..LAST'")
+    own = parse_range({"first": first or releases.first, "last": last or releases.last})
+    return name.strip(), own
 
 
 def entry_from_mapping(
@@ -479,7 +502,7 @@ def entry_from_mapping(
         references=references,
         sites=sites,
         context=context,
-        mentions=_mentions(data),
+        mentions=_mentions(data, releases),
         names=_names(data, template),
         fixed=_fixed(data, releases),
         source=source,

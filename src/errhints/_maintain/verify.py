@@ -18,7 +18,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._core.catalog import ContextFrame, Entry
+from .._core.catalog import ContextFrame, Entry, mention_range
+from .._core.releases import ReleaseRange
 from .._core.template import Template
 from .names import INDEX_FILE, ReleaseIndex, build_index
 from .releases import RELEASE_MARKER, ReleaseKey, release_top, top_level
@@ -50,6 +51,7 @@ class Release:
         self.label = f"{package}=={version}"
         self._modules: dict[str, Module | str] = {}
         self._index: ReleaseIndex | None = None
+        self._server_flags: frozenset[str] | None = None
         #: The import directory the release really has (``llmtuner`` for early LlamaFactory).
         self.root_package = release_top(package, root) or top_level(package)
 
@@ -92,6 +94,15 @@ class Release:
                 found = self.module(candidate)
                 return found if isinstance(found, Module) else None
         return None
+
+    def server_flags(self) -> frozenset[str]:
+        """The flags the release's server command accepts (SGLang; empty for other projects)."""
+        if self._server_flags is None:
+            from .index.options import release_options
+
+            found = release_options(self.package, self.root, self.root_package).get("flags")
+            self._server_flags = frozenset(found or ())
+        return self._server_flags
 
     def index(self, progress: Callable[[str], None] | None = None) -> ReleaseIndex:
         """The mention index: read from the release's cache file, else built (and saved)."""
@@ -318,11 +329,17 @@ def _check_mention(
     pool: Iterable[str] = ()
     if kind == "flags":
         flag = name.split("=", 1)[0].strip()
-        if flag in index.flags:
-            found = "a command-line flag"
+        server = release.server_flags()
+        if flag in server:
+            found = "a flag of the server"
         elif flag in index.strings:
-            found = "a string literal"
-        pool = index.flags
+            found = "an option string"
+        elif flag in index.flags and not server:
+            found = "a command-line flag"
+        elif flag in index.flags:
+            why = "only inside message text, not as an option the release defines"
+            return CheckResult(check, name, release.label, "failed", f"found {why}")
+        pool = server | index.flags
     elif kind == "keys":
         parts = [p for p in re.split(r"[.\[\]]+", name) if p]
         if name in index.fields or all(p in index.fields for p in parts):
@@ -375,7 +392,21 @@ def needed_releases(
         for frame in entry.context:
             if _site_package(frame.path) == top_level(entry.package):
                 keys.update((entry.package, v) for v in _frame_releases(entry, frame, target))
+        for kind in ("flags", "keys", "env"):
+            for mention in entry.mentions.get(kind, ()):
+                at = _mention_release(entry, mention_range(mention, entry.releases)[1], target)
+                if at is not None:
+                    keys.add((entry.package, at))
     return sorted(keys)
+
+
+def _mention_release(entry: Entry, own: ReleaseRange, target: Mapping[str, str]) -> str | None:
+    """Where a mention is checked: the chosen release when the mention holds there, else the
+    newest release of its own range (the entry's newest for a bare mention)."""
+    if entry.package in target:
+        chosen = target[entry.package]
+        return chosen if own == entry.releases or chosen in own else None
+    return own.last if own.last in entry.releases else entry.release
 
 
 def _frame_releases(
@@ -447,10 +478,16 @@ class _Verifier:
                 else:
                     checks.append(_check_context(rel, frame.path, frame.function))
         for kind in ("flags", "keys", "env"):
-            for name in entry.mentions.get(kind, ()):
-                rel = self.release(entry.package, version)
+            check = {"flags": "flag", "keys": "key", "env": "env"}[kind]
+            for mention in entry.mentions.get(kind, ()):
+                name, own = mention_range(mention, entry.releases)
+                where = _mention_release(entry, own, self.target)
+                rel = (
+                    self.release(entry.package, where)
+                    if where is not None
+                    else f"{entry.package}=={version} is outside the releases of this mention"
+                )
                 if isinstance(rel, str):
-                    check = {"flags": "flag", "keys": "key", "env": "env"}[kind]
                     checks.append(CheckResult(check, name, "", "skipped", rel))
                 else:
                     checks.append(_check_mention(rel, kind, name, self.progress))
