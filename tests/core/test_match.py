@@ -557,3 +557,36 @@ def test_an_excerpt_starting_mid_stack_is_no_evidence_against_the_project(
     ]
     (whole,) = pipeline.explain_text("Traceback (most recent call last):\n" + frames, index)
     assert not whole.matches
+
+
+def test_a_validators_message_inside_a_pydantic_validation_error(tmp_path: Path) -> None:
+    """SGLang's request models validate with pydantic: the ``ValueError`` its validator raised
+    reaches the user inside ``1 validation error for CompletionRequest``. The validator's
+    words are matched, strong with SGLang's frame on the stack, and a fuzzy guess at the
+    whole text does not hide that; pydantic's own messages carry nothing to match."""
+    index = make_index(
+        tmp_path,
+        {
+            "slug": "max-tokens",
+            "exception": '["ValueError", "ValidationError"]',
+            "template": '"max_tokens must be positive"',
+        },
+    )
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/site-packages/sglang/srt/entrypoints/openai/serving_completions.py",'
+        " line 40, in handle\n    req = CompletionRequest(**body)\n"
+        '  File "/site-packages/pydantic/main.py", line 250, in __init__\n'
+        "    validated_self = self.__pydantic_validator__.validate_python(data)\n"
+        "pydantic_core._pydantic_core.ValidationError: 2 validation errors for CompletionRequest\n"
+        "max_tokens\n"
+        "  Value error, max_tokens must be positive [type=value_error, input_value=0, "
+        "input_type=int]\n"
+        "    For further information visit https://errors.pydantic.dev/2.14/v/value_error\n"
+        "model\n"
+        "  Field required [type=missing, input_value={}, input_type=dict]\n"
+    )
+    (found,) = pipeline.explain_text(text, index)
+    assert [(m.entry.id, m.confidence) for m in found.matches] == [("sglang.max-tokens", "strong")]
+    body = ErrorFacts(type_name="", message="Value error, Value error, max_tokens must be positive")
+    assert [m.entry.id for m in explain_facts(body, index)] == ["sglang.max-tokens"]

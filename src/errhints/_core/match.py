@@ -300,7 +300,11 @@ class _Matcher:
 
     def add(self, match: Match) -> None:
         old = self.found.get(match.entry.id)
-        if old is None or match.sort_key() < old.sort_key():
+        if (
+            old is None
+            or match.sort_key() < old.sort_key()
+            or (old.confidence == "weak" and match.confidence != "weak")
+        ):
             self.found[match.entry.id] = match
 
     def run(self, facts: ErrorFacts) -> list[Match]:
@@ -356,7 +360,7 @@ class _Matcher:
                     self.embedded_in(entry, values, stack, packages, has_stack, depth)
         # 2. The template, on text alone (and context entries, with their frames).
         for entry in self.index.text_candidates(message):
-            if entry.id in self.found or not _type_ok(entry, type_names):
+            if not _type_ok(entry, type_names) or self._sure_of(entry):
                 continue
             if not self._in_scope(entry, packages, has_stack, embedded):
                 continue
@@ -384,6 +388,12 @@ class _Matcher:
                 if inner_message != message:
                     body = ErrorFacts(type_name="", message=inner_message)
                     self.one(body, stack, packages, has_stack, embedded=True, depth=depth + 1)
+
+    def _sure_of(self, entry: Entry) -> bool:
+        """Whether ``entry`` already has a match better than ``weak`` (a fuzzy guess at the
+        outer message must not keep the precise match of the message it carries)."""
+        found = self.found.get(entry.id)
+        return found is not None and found.confidence != "weak"
 
     def moved_site(
         self,
@@ -582,13 +592,22 @@ class _Matcher:
 
 
 def _embedded_messages(message: str) -> list[str]:
-    """Error messages carried inside this one (JSON bodies, client reprs); cheap when none."""
-    if "{" not in message:
+    """Error messages carried inside this one (JSON bodies, client reprs, the validators'
+    messages of a pydantic ``ValidationError``); cheap when none."""
+    if (
+        "{" not in message
+        and "alidation error" not in message
+        and "failed, " not in message
+        and "error, " not in message
+    ):
         return []
     with guard("reading an embedded error body"):  # a broken body must not cost the match
-        from .._facts.bodies import embedded_messages
+        from .._facts.bodies import embedded_messages, validation_messages
 
-        return embedded_messages(message)
+        found = validation_messages(message)
+        if "{" in message:
+            found += [m for m in embedded_messages(message) if m not in found]
+        return found
     return []
 
 

@@ -1,4 +1,5 @@
-"""Error messages embedded in other text: HTTP error bodies in JSON or as a Python dict repr.
+"""Error messages embedded in other text: HTTP error bodies in JSON or as a Python dict repr,
+and the validators' own messages inside a pydantic ``ValidationError``.
 
 SGLang's server answers a bad request with ``{"object": "error", "message": ..., "code": 400}``;
 FastAPI with ``{"detail": ...}``; OpenAI-style servers with ``{"error": {"message": ...}}``.
@@ -18,7 +19,7 @@ import json
 import re
 from dataclasses import dataclass
 
-__all__ = ["Embedded", "embedded_errors", "embedded_messages"]
+__all__ = ["Embedded", "embedded_errors", "embedded_messages", "validation_messages"]
 
 #: Longest body (characters) that is parsed.
 MAX_BODY = 64 * 1024
@@ -41,6 +42,17 @@ _TRUNCATED_FIELD = re.compile(
     r"(?:\"((?:[^\"\\\n]|\\.){1,4096})(?:\"|\Z)|'((?:[^'\\\n]|\\.){1,4096})(?:'|\Z))"
 )
 _ERROR_LEVELS = frozenset({"error", "critical", "fatal"})
+#: ``1 validation error for CompletionRequest`` / ``2 validation errors for X``: pydantic's
+#: ``ValidationError`` as ``str()`` prints it.
+_VALIDATION_HEAD = re.compile(r"\d+ validation errors? for \w")
+#: One error's line: ``  Value error, max_tokens must be positive [type=value_error, ...``.
+#: Only value and assertion errors carry a message the model's own validator wrote.
+_VALIDATOR_LINE = re.compile(
+    r"^ {2}(?:Value error|Assertion failed), (.{1,4096}?) \[type=(?:value|assertion)_error\b",
+    re.MULTILINE,
+)
+#: What pydantic puts before a validator's message in an error's ``msg`` (HTTP bodies).
+_VALIDATOR_PREFIXES = ("Value error, ", "Assertion failed, ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +63,35 @@ class Embedded:
     message: str
     type: str = ""
     is_error: bool = True
+
+
+def validation_messages(text: str) -> list[str]:
+    """The messages a model's validators raised, from a pydantic ``ValidationError`` printed
+    as text (``str(exc)``) or from one error's ``msg`` (``Value error, ...``), in order.
+
+    ``1 validation error for CompletionRequest / max_tokens / Value error, max_tokens must be
+    positive [type=value_error, ...]`` carries ``max_tokens must be positive``, the words
+    SGLang's validator raised; pydantic's own messages (``Field required``) are left out.
+    """
+    if text.startswith(_VALIDATOR_PREFIXES):
+        return [_unprefixed(text)]
+    if _VALIDATION_HEAD.match(text) is None:
+        return []
+    found: list[str] = []
+    for m in _VALIDATOR_LINE.finditer(text, 0, MAX_BODY):
+        message = _unprefixed(m.group(1))
+        if message not in found:
+            found.append(message)
+        if len(found) >= _MAX_RESULTS:
+            break
+    return found
+
+
+def _unprefixed(message: str) -> str:
+    """Without pydantic's ``Value error, `` (twice when a validator re-raised pydantic's)."""
+    while message.startswith(_VALIDATOR_PREFIXES):
+        message = message.split(", ", 1)[1]
+    return message
 
 
 def embedded_messages(text: str) -> list[str]:
