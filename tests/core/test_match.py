@@ -588,5 +588,24 @@ def test_a_validators_message_inside_a_pydantic_validation_error(tmp_path: Path)
     )
     (found,) = pipeline.explain_text(text, index)
     assert [(m.entry.id, m.confidence) for m in found.matches] == [("sglang.max-tokens", "strong")]
-    body = ErrorFacts(type_name="", message="Value error, Value error, max_tokens must be positive")
+    body = ErrorFacts(type_name="", message="Value error, max_tokens must be positive")
     assert [m.entry.id for m in explain_facts(body, index)] == ["sglang.max-tokens"]
+
+
+def test_a_validator_that_writes_value_error_itself(tmp_path: Path) -> None:
+    """SGLang's rerank validator raises ``Value error, parameter top_n ...`` itself, so
+    pydantic prints the words twice; only pydantic's own prefix is taken off."""
+    index = make_index(
+        tmp_path,
+        {
+            "slug": "top-n",
+            "exception": '["ValueError", "ValidationError"]',
+            "template": '"Value error, parameter top_n should be larger than 0."',
+        },
+    )
+    message = (
+        "1 validation error for V1RerankReqInput\ntop_n\n  Value error, Value error, parameter "
+        "top_n should be larger than 0. [type=value_error, input_value=0, input_type=int]\n"
+    )
+    facts = ErrorFacts(type_name="ValidationError", message=message)
+    assert [m.entry.id for m in explain_facts(facts, index)] == ["sglang.top-n"]

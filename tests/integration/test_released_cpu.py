@@ -1151,11 +1151,16 @@ CASES: list[Case] = [
         "sampling",
     ),
     # ---- SGLang: OpenAI-compatible protocol ----
-    C("sglang.openai-max-tokens", lambda: sg_completion(max_tokens=0), None, "openai"),
+    C(
+        "sglang.openai-max-tokens",
+        lambda: sg_completion(max_tokens=0),
+        "sglang.completions-max-tokens-not-positive",
+        "openai",
+    ),
     C(
         "sglang.openai-bad-role",
         lambda: sg_chat(messages=[{"role": "wizard", "content": "hi"}]),
-        None,
+        "sglang.chat-message-role-invalid",
         "openai",
     ),
     C(
@@ -1187,7 +1192,7 @@ CASES: list[Case] = [
     C(
         "sglang.openai-rerank-top-n",
         lambda: sg_protocol("V1RerankReqInput", query="q", documents=["d"], top_n=0),
-        None,
+        "sglang.rerank-top-n-not-positive",
         "openai",
     ),
     C(
@@ -1195,7 +1200,7 @@ CASES: list[Case] = [
         lambda: sg_protocol(
             "TokenizeRequest", model="tiny", prompt="a", messages=[{"role": "user", "content": "b"}]
         ),
-        None,
+        "sglang.tokenize-prompt-or-messages",
         "openai",
     ),
     C(

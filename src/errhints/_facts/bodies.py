@@ -79,7 +79,7 @@ def validation_messages(text: str) -> list[str]:
         return []
     found: list[str] = []
     for m in _VALIDATOR_LINE.finditer(text, 0, MAX_BODY):
-        message = _unprefixed(m.group(1))
+        message = m.group(1)  # pydantic's own "Value error, " is outside the group
         if message not in found:
             found.append(message)
         if len(found) >= _MAX_RESULTS:
@@ -88,10 +88,9 @@ def validation_messages(text: str) -> list[str]:
 
 
 def _unprefixed(message: str) -> str:
-    """Without pydantic's ``Value error, `` (twice when a validator re-raised pydantic's)."""
-    while message.startswith(_VALIDATOR_PREFIXES):
-        message = message.split(", ", 1)[1]
-    return message
+    """Without the ``Value error, `` pydantic put before the validator's message (once: a
+    validator may write those words itself, ``Value error, parameter top_n ...``)."""
+    return message.split(", ", 1)[1] if message.startswith(_VALIDATOR_PREFIXES) else message
 
 
 def embedded_messages(text: str) -> list[str]:
