@@ -609,3 +609,52 @@ def test_a_validator_that_writes_value_error_itself(tmp_path: Path) -> None:
     )
     facts = ErrorFacts(type_name="ValidationError", message=message)
     assert [m.entry.id for m in explain_facts(facts, index)] == ["sglang.top-n"]
+
+
+_SPLIT = """
+id = "sglang.{slug}"
+package = "sglang"
+title = "t"
+exception = "RuntimeError"
+template = "Timed out waiting {{ms}}ms for recv operation to complete"
+release = {release}
+meaning = "m"
+causes = ["c"]
+fixes = ["f"]
+[context]
+frames = [{frames}]
+"""
+_RUNNER = "sglang/srt/model_executor/cuda_graph_runner.py"
+_MODEL_RUNNER = "sglang/srt/model_executor/model_runner.py"
+
+
+def test_the_frames_say_which_side_of_a_split_entry_a_stack_is_from(tmp_path: Path) -> None:
+    """``x`` (0.5.14 on) and ``x-legacy`` (to 0.5.13.post1) share a message and the frame
+    ``ModelRunner.init_cuda_graphs``, which both eras have; ``CudaGraphRunner.capture`` is
+    legacy only. A stack with both frames is a legacy stack: only the legacy entry answers.
+    The shared frame alone cannot tell: both answer."""
+    shared = f'{{ path = "{_MODEL_RUNNER}", function = "ModelRunner.init_cuda_graphs" }}'
+    old_only = f'{{ path = "{_RUNNER}", function = "CudaGraphRunner.capture" }}'
+    ranged = (
+        f'{{ path = "{_MODEL_RUNNER}", function = "ModelRunner.init_cuda_graphs", '
+        'release = { first = "0.4.0", last = "0.4.10.post2" } }'
+    )
+    (tmp_path / "sglang").mkdir()
+    for slug, release, frames in (
+        ("x", '{ first = "0.5.14", last = "0.5.23" }', shared),
+        ("x-legacy", '{ first = "0.4.0", last = "0.5.13.post1" }', f"{old_only}, {ranged}"),
+    ):
+        text = _SPLIT.format(slug=slug, release=release, frames=frames)
+        (tmp_path / "sglang" / f"{slug}.toml").write_text(text, encoding="utf-8")
+    catalog = load_catalog([tmp_path], builtin=False)
+    assert not catalog.problems, catalog.problems
+    index = build_index(catalog)
+    message = "Timed out waiting 1800000ms for recv operation to complete"
+    both = (
+        frame(_MODEL_RUNNER, "init_cuda_graphs", qualified=False),
+        frame(_RUNNER, "capture", qualified=False),
+    )
+    facts = ErrorFacts(type_name="RuntimeError", message=message, frames=both, has_stack=True)
+    assert [m.entry.id for m in explain_facts(facts, index)] == ["sglang.x-legacy"]
+    facts.frames = both[:1]
+    assert {m.entry.id for m in explain_facts(facts, index)} == {"sglang.x", "sglang.x-legacy"}

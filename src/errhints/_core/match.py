@@ -252,16 +252,58 @@ def _context_frame(entry: Entry, frames: tuple[Frame, ...]) -> tuple[int, Frame]
     context's path in another release (the site index knows every path it had).
     """
     for depth, frame in enumerate(reversed(frames)):
-        if frame.path is None:
-            continue
-        for ctx in entry.context:
-            if ctx.function is not None and not _function_ok(frame, ctx.function):
-                continue
-            if canonical_path(frame.path) == ctx.path or (
-                ctx.function is not None and _had_path(frame, ctx.path)
-            ):
-                return depth, frame
+        if any(_ctx_fits(ctx, frame) for ctx in entry.context):
+            return depth, frame
     return None
+
+
+def _ctx_fits(ctx: ContextFrame, frame: Frame) -> bool:
+    """Whether a stack frame is the context frame ``ctx`` (at its path, or the function's
+    path in another release)."""
+    if frame.path is None or (ctx.function is not None and not _function_ok(frame, ctx.function)):
+        return False
+    return canonical_path(frame.path) == ctx.path or (
+        ctx.function is not None and _had_path(frame, ctx.path)
+    )
+
+
+def _drop_other_eras(found: dict[str, Match], stack: tuple[Frame, ...]) -> None:
+    """Drop context matches of an entry for releases the stack cannot come from.
+
+    An entry split at a release (``x`` and ``x-legacy``) has the same message on both sides;
+    its frames say which side a stack is from. Each stack frame that is some matched entry's
+    context frame can come from the releases of those context frames together (a frame's own
+    range, else its entry's); the stack's releases are what all such frames share. A context
+    match whose entry shares none of them is dropped. Nothing is dropped when the frames
+    disagree (they share no release) or the releases are not known.
+    """
+    by_package: dict[str, list[Match]] = {}
+    for m in found.values():
+        if m.via == "context" and not m.embedded:
+            by_package.setdefault(m.entry.package, []).append(m)
+    for package, matches in by_package.items():
+        if len(matches) < 2:
+            continue
+        from .siteindex import releases
+
+        versions = releases(package)
+        if not versions:
+            continue
+        era: set[str] | None = None
+        for frame in stack:
+            could: set[str] = set()
+            for m in matches:
+                for ctx in m.entry.context:
+                    if _ctx_fits(ctx, frame):
+                        could.update((ctx.releases or m.entry.releases).select(versions))
+            if could:
+                era = could if era is None else era & could
+        if not era:
+            continue
+        for m in matches:
+            own = set(m.entry.releases.select(versions))
+            if own and not era & own:  # (a range the index does not list says nothing)
+                del found[m.entry.id]
 
 
 def _other_paths(frame: Frame) -> set[str]:
@@ -321,6 +363,7 @@ class _Matcher:
             self.one(member, stack, packages, has_stack, embedded=False, depth=0)
         if len(self.found) < 2:
             return list(self.found.values())
+        _drop_other_eras(self.found, stack)
         fits: dict[str, str | None] = {}
 
         def key(match: Match) -> tuple[int, int, int, float]:
