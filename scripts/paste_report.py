@@ -5,7 +5,8 @@ own process, and the findings are compared with the manifest's expectations:
 
 * positives (SGLang/LlamaFactory failures), by form (complete / excerpt / one-line):
   ``parsed`` = any finding at all, ``recognised`` = any catalog match of any confidence,
-  ``explained`` = the expected entry is among the exact or strong matches,
+  ``explained`` = the expected entry (or the other side of an entry split at a release,
+  ``x``/``x-legacy``/``x-old``) is among the exact or strong matches,
   ``covered`` = the manifest names an expected entry (the catalog has one for this failure);
 * negatives (other projects' failures), by form: ``false hints`` = any exact or strong match;
 * covered positives, by whether the paste shows the error at all (the manifest's ``message``
@@ -46,6 +47,18 @@ NOT_IN_PASTE = ("(cut)", "(from title", "(title", "paste cut", "cut off in paste
 RULE_VIAS = frozenset({"no context", "shared", "look-alike"})
 
 
+#: Suffixes of an entry split at a release (``x`` and ``x-legacy``): one failure, explained for
+#: two ranges of releases. Either side is the expected entry's explanation.
+SPLIT_SUFFIXES = ("-legacy", "-old")
+
+
+def _family(entry_id: str) -> str:
+    for suffix in SPLIT_SUFFIXES:
+        if entry_id.endswith(suffix):
+            return entry_id[: -len(suffix)]
+    return entry_id
+
+
 @dataclass(frozen=True)
 class Match:
     id: str
@@ -74,12 +87,16 @@ class Result:
 
     @property
     def explained(self) -> bool:
-        return self.expected is not None and self.expected in self.confident_ids
+        if self.expected is None:
+            return False
+        return _family(self.expected) in {_family(i) for i in self.confident_ids}
 
     @property
     def weak_by_rule(self) -> bool:
-        return any(
-            m.id == self.expected and m.confidence == "weak" and m.via in RULE_VIAS
+        return self.expected is not None and any(
+            _family(m.id) == _family(self.expected)
+            and m.confidence == "weak"
+            and m.via in RULE_VIAS
             for m in self.matches
         )
 
