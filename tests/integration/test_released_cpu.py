@@ -922,7 +922,12 @@ CASES: list[Case] = [
         "llamafactory.dataset-file-not-found",
         "data",
     ),
-    C("llamafactory.dataset-txt-as-alpaca", lambda: lf_get_dataset(dataset="badext"), None, "data"),
+    C(
+        "llamafactory.dataset-txt-as-alpaca",
+        lambda: lf_get_dataset(dataset="badext"),
+        "llamafactory.alpaca-instruction-column-missing",
+        "data",
+    ),
     C(
         "llamafactory.dataset-file-type",
         lambda: lf_get_dataset(dataset="oddext"),
@@ -1166,13 +1171,13 @@ CASES: list[Case] = [
     C(
         "sglang.openai-role-not-string",
         lambda: sg_chat(messages=[{"role": 3, "content": "hi"}]),
-        None,
+        "sglang.chat-message-role-not-string",
         "openai",
     ),
     C(
         "sglang.openai-reasoning-effort-bool",
         lambda: sg_chat(reasoning_effort=True),
-        None,
+        "sglang.chat-reasoning-effort-boolean",
         "openai",
     ),
     C(
@@ -1186,7 +1191,7 @@ CASES: list[Case] = [
         lambda: sg_chat(
             messages=[{"role": "user", "content": [{"type": "thinking", "thinking": "x"}]}]
         ),
-        None,
+        "sglang.chat-thinking-part-outside-assistant",
         "openai",
     ),
     C(
@@ -1206,7 +1211,7 @@ CASES: list[Case] = [
     C(
         "sglang.openai-response-tool-no-name",
         lambda: sg_protocol("ResponseTool", type="function"),
-        None,
+        "sglang.responses-function-tool-without-name",
         "openai",
     ),
     C(
@@ -1303,7 +1308,7 @@ CASES: list[Case] = [
     C(
         "sglang.server-missing-model-path",
         lambda: sg_server_args(model_path=str(workspace().root / "no-such-model")),
-        None,
+        "sglang.hf-repo-id-invalid",
         "server_args",
     ),
     C(
@@ -1334,7 +1339,12 @@ CASES: list[Case] = [
         "sglang.reasoning-parser-not-specified",
         "parsers",
     ),
-    C("sglang.lora-config-missing", lambda: sg_lora_config_missing(), None, "lora"),
+    C(
+        "sglang.lora-config-missing",
+        lambda: sg_lora_config_missing(),
+        "sglang.lora-adapter-config-missing",
+        "lora",
+    ),
     C(
         "sglang.lora-eviction-policy",
         lambda: sg_eviction_policy(),
