@@ -231,4 +231,6 @@ def test_wheel_builds_only_the_entries_a_failure_touches(
     data = json.loads(proc.stdout.splitlines()[-1])
     assert data["ids"][0] == "llamafactory.template-does-not-exist", proc.stderr
     assert data["known"] >= 600
-    assert 0 < data["built"] <= 20, data
+    # Only the entries whose templates share the message's pinned words (head, tail or a
+    # distinctive word: "Template", "exist"): a few percent of the catalog, never all of it.
+    assert 0 < data["built"] <= data["known"] // 20, data
