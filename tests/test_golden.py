@@ -7,6 +7,7 @@ The README's example is the golden note, so it cannot drift from what errhints p
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -95,3 +96,15 @@ def test_doctor(name: str) -> None:
     proc = run("-m", "errhints", "doctor")
     assert proc.returncode == 0, proc.stderr
     check(name, normalized_doctor(proc.stdout))
+
+
+def test_explain_a_traceback_cut_before_its_error_line() -> None:
+    """dev/027: the paste stops in the middle of the stack; errhints says where, and what to
+    paste, instead of an empty headline."""
+    paste = "tests/data/pastes/dev/027-llamafactory-undefined-dataset-filepath-cut.txt"
+    proc = run("-m", "errhints", "explain", paste)
+    assert proc.returncode == 1
+    check("explain-cut.txt", proc.stdout)
+    data = run("-m", "errhints", "explain", "--json", paste)
+    (finding,) = json.loads(data.stdout)["findings"]
+    assert finding["cut"] is True and finding["matches"] == []

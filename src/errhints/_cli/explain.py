@@ -20,6 +20,7 @@ from .common import Subparsers, add_catalog_option, print_json, use_colour
 if TYPE_CHECKING:
     from .._config import Verbosity
     from .._core.pipeline import Explained
+    from .._facts.model import ErrorFacts
 
 __all__ = ["add_parser", "explain_files"]
 
@@ -155,6 +156,11 @@ def _explained(
                 raw.close()
 
 
+def _cut(facts: ErrorFacts) -> bool:
+    """A traceback whose frames were pasted but not the line that says what was raised."""
+    return bool(facts.frames) and not facts.type_name and not facts.message
+
+
 def _lines_text(lines: list[int], count: int) -> str:
     shown = ", ".join(str(n) for n in lines)
     return shown + (", ..." if count > len(lines) else "")
@@ -202,6 +208,8 @@ def explain_files(
                 "exception": {"type": facts.type_name, "message": facts.message},
                 "matches": [m.to_dict() for m in matches],
             }
+            if _cut(facts):
+                record["cut"] = True
             if group is not None:
                 by_group[id(group)] = record
             records.append(record)
@@ -209,6 +217,11 @@ def explain_files(
         where = f"{name}:{finding.line}" if name != "-" else f"line {finding.line}"
         first_line = facts.message.splitlines()[0] if facts.message else ""
         headline = f"{facts.type_name}: {first_line}" if facts.type_name else first_line
+        if _cut(facts):
+            last = facts.frames[-1]
+            shown = last.path or last.filename
+            headline = f"a traceback cut before its error line (last frame: {shown}, line "
+            headline += f"{last.line}, in {last.function})"
         if len(headline) > 160:
             headline = headline[:157] + "..."
         if colour:
@@ -216,6 +229,9 @@ def explain_files(
         print(f"{where}: {headline}")
         if matches:
             print(render_note(matches, verbosity))
+        elif _cut(facts):
+            print("  (nothing to match: paste the lines after the last frame, down to the error")
+            print("   line that ends the traceback)")
         else:
             print("  (not in the catalog)")
         print(flush=True)
