@@ -658,3 +658,26 @@ def test_the_frames_say_which_side_of_a_split_entry_a_stack_is_from(tmp_path: Pa
     assert [m.entry.id for m in explain_facts(facts, index)] == ["sglang.x-legacy"]
     facts.frames = both[:1]
     assert {m.entry.id for m in explain_facts(facts, index)} == {"sglang.x", "sglang.x-legacy"}
+
+
+def test_the_actor_address_xinference_puts_before_a_message(tmp_path: Path) -> None:
+    """dev/315: Xinference runs SGLang in an actor, and its actor framework prefixes the
+    message with the actor's address. The template is matched after it; the facts keep it."""
+    index = make_index(
+        tmp_path,
+        {
+            "slug": "runtime-init",
+            "template": '"Initialization failed. Please see the error messages above."',
+        },
+    )
+    message = "[address=0.0.0.0:37905, pid=4194] Initialization failed. Please see the error messages above."
+    facts = ErrorFacts(type_name="RuntimeError", message=message)
+    (found,) = explain_facts(facts, index)
+    assert (found.id, found.confidence, found.message) == (
+        "sglang.runtime-init",
+        "strong",
+        "Initialization failed. Please see the error messages above.",
+    )
+    assert facts.message == message
+    other = ErrorFacts(type_name="RuntimeError", message="[address=x] " + message[35:])
+    assert [m.confidence for m in explain_facts(other, index)] != ["strong"]

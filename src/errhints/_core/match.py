@@ -382,7 +382,7 @@ class _Matcher:
         embedded: bool,
         depth: int,
     ) -> None:
-        message = facts.message
+        message = _unwrapped(facts.message)
         type_names = _short_type_names(facts)
         precise = False
         # 1. The raise site: the innermost frame is one of an entry's sites.
@@ -592,7 +592,7 @@ class _Matcher:
             return
         from rapidfuzz import fuzz
 
-        message = facts.message
+        message = _unwrapped(facts.message)
         if len(message) > 2 * WINDOW:
             message = message[:WINDOW] + " " + message[-WINDOW:]
         for entry in shortlisted:
@@ -626,12 +626,24 @@ class _Matcher:
             confidence=confidence,
             score=score,
             via=via,
-            message=facts.message,
+            message=_unwrapped(facts.message),
             site=site,
             frame=frame,
             embedded=embedded,
             relation=facts.relation,
         )
+
+
+#: The actor address Xinference's actor framework (xoscar) puts before the message of an
+#: error raised in an actor: ``[address=0.0.0.0:45906, pid=1699] cannot import name ...``.
+_ACTOR_ADDRESS = re.compile(r"\[address=[^\]\s,]{1,200}, pid=\d{1,10}\] ")
+
+
+def _unwrapped(message: str) -> str:
+    """The message as the raising code wrote it, without a runner's prefix (the exception
+    itself is never changed; this is only what the templates are matched against)."""
+    found = _ACTOR_ADDRESS.match(message) if message.startswith("[address=") else None
+    return message[found.end() :] if found else message
 
 
 def _embedded_messages(message: str) -> list[str]:
