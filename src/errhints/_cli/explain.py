@@ -199,6 +199,7 @@ def explain_files(
         if matches:
             explained += 1
         facts = finding.facts
+        cut = _cut(facts)
         if as_json:
             record = {
                 "file": name,
@@ -208,7 +209,7 @@ def explain_files(
                 "exception": {"type": facts.type_name, "message": facts.message},
                 "matches": [m.to_dict() for m in matches],
             }
-            if _cut(facts):
+            if cut:
                 record["cut"] = True
             if group is not None:
                 by_group[id(group)] = record
@@ -217,7 +218,7 @@ def explain_files(
         where = f"{name}:{finding.line}" if name != "-" else f"line {finding.line}"
         first_line = facts.message.splitlines()[0] if facts.message else ""
         headline = f"{facts.type_name}: {first_line}" if facts.type_name else first_line
-        if _cut(facts):
+        if cut:
             last = facts.frames[-1]
             shown = last.path or last.filename
             headline = f"a traceback cut before its error line (last frame: {shown}, line "
@@ -229,7 +230,7 @@ def explain_files(
         print(f"{where}: {headline}")
         if matches:
             print(render_note(matches, verbosity))
-        elif _cut(facts):
+        elif cut:
             print("  (nothing to match: paste the lines after the last frame, down to the error")
             print("   line that ends the traceback)")
         else:

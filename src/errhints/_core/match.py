@@ -125,13 +125,11 @@ def _names_a_file(entry: Entry) -> bool:
     return any(_FILE_NAME.search(piece) for piece in entry.template.literals)
 
 
-def _release_fit(entry: Entry, installed: dict[str, str | None]) -> int:
+def _release_fit(entry: Entry) -> int:
     """0 when the release installed here is in the entry's range, 1 when unknown, 2 when
     outside: between equally sure entries, the wording of the installed release comes first
     (an entry split at a release, ``x`` and ``x-old``, has the same message on both sides)."""
-    if entry.package not in installed:
-        installed[entry.package] = installed_release(entry.package)
-    here = installed[entry.package]
+    here = installed_release(entry.package)  # read once per process
     if here is None:
         return 1
     return 0 if here in entry.releases else 2
@@ -364,11 +362,10 @@ class _Matcher:
         if len(self.found) < 2:
             return list(self.found.values())
         _drop_other_eras(self.found, stack)
-        fits: dict[str, str | None] = {}
 
         def key(match: Match) -> tuple[int, int, int, float]:
             embedded, rank, score = match.sort_key()
-            return (embedded, rank, _release_fit(match.entry, fits), score)
+            return (embedded, rank, _release_fit(match.entry), score)
 
         return sorted(self.found.values(), key=key)
 
