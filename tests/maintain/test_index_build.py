@@ -196,20 +196,16 @@ assert x
 def test_cli_build_and_stats(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import argparse
     import shutil
 
-    from errhints._cli import index as cli
+    from errhints._cli import main
 
     cache = tmp_path / "cache"
     shutil.copytree(RELEASES, cache / "releases")
     out = tmp_path / "index"
-    parser = argparse.ArgumentParser()
-    cli.add_arguments(parser.add_subparsers())
 
-    def run(*argv: str) -> int:
-        args = parser.parse_args(list(argv))
-        return int(args.func(args))
+    def run(*argv: str) -> int:  # the command as documented: errhints catalog index ...
+        return main(["catalog", "index", *argv])
 
     renames = ("--renames", str(RENAMES), "--without-lookalikes")
     assert run("build", "--out", str(out), "--cache-dir", str(cache), "--from-cache", *renames) == 0
@@ -225,6 +221,9 @@ def test_cli_build_and_stats(
     assert "sglang: 11 site identities" in text
     assert "sglang==0.2.0: assert=1 bare_assert=1 bare_raise=2" in text
     assert run("stats", "--out", str(tmp_path / "nowhere")) == 2
+    capsys.readouterr()
+    assert main(["catalog", "index"]) == 2  # no index command: usage, not a traceback
+    assert "choose an index command" in capsys.readouterr().err
 
 
 def test_newer_releases_and_touched_entries(monkeypatch: pytest.MonkeyPatch) -> None:

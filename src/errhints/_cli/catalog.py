@@ -74,7 +74,13 @@ def add_parser(sub: Subparsers) -> None:
         index = importlib.import_module(f"{__package__}.index")
     except ImportError:
         return
-    index.add_arguments(commands)
+    group = commands.add_parser(
+        "index",
+        help="build, update or inspect the site index",
+        description="Build, update or inspect the shipped site index (catalog/index/).",
+    )
+    group.set_defaults(func=lambda args: usage_error(group, "choose an index command"))
+    index.add_arguments(group.add_subparsers(dest="index_command", metavar="{build,update,stats}"))
 
 
 def _load(args: argparse.Namespace) -> tuple[list[Entry], list[str]]:
