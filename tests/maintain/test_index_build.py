@@ -9,11 +9,13 @@ from pathlib import Path
 import pytest
 
 from errhints._core import siteindex
+from errhints._core.catalog import Entry, entry_from_mapping
 from errhints._core.releases import ReleaseRange
 from errhints._maintain.index import build_index
 from errhints._maintain.index.build import release_sites
 from errhints._maintain.index.extract import extract_source
 from errhints._maintain.index.update import drift
+from errhints._maintain.ranges import check_ranges
 
 RELEASES = Path(__file__).resolve().parents[1] / "data" / "releases"
 RELEASE_LIST = {
@@ -251,3 +253,32 @@ def test_newer_releases_and_touched_entries(monkeypatch: pytest.MonkeyPatch) -> 
     assert result.touched["sglang.batch-limit"][0].startswith("ITS MESSAGE: reworded")
     assert result.touched["sglang.batch-too-large"] == ["1 other change(s) in its function"]
     assert any("reworded" in line for line in result.lines())
+
+
+def _tp_size_entry(release: object) -> Entry:
+    return entry_from_mapping(
+        {
+            "id": "sglang.tp-size",
+            "package": "sglang",
+            "title": "t",
+            "exception": "ValueError",
+            "template": "tp_size must be positive, got {self.tp_size}",
+            "release": release,
+            "meaning": "m",
+            "causes": ["c"],
+            "fixes": ["f"],
+            "sites": [
+                {"path": "sglang/srt/server_args.py", "function": "ServerArgs.__post_init__"}
+            ],
+        }
+    )
+
+
+def test_ranges_name_the_releases_outside_a_range_that_raise_the_same(index_dir: Path) -> None:
+    """A range narrower than the releases raising its wording holds, and names the rest."""
+    (narrow,) = check_ranges([_tp_size_entry("0.2.0")])
+    assert narrow.ok and narrow.checked == 1
+    assert narrow.wider == ["sglang/srt/server_args.py:ServerArgs.__post_init__ in 0.1.0"]
+    assert narrow.to_dict()["wider"] == narrow.wider
+    (whole,) = check_ranges([_tp_size_entry({"first": "0.1.0", "last": "0.2.0"})])
+    assert whole.ok and whole.checked == 2 and whole.wider == []

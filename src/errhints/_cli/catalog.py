@@ -182,6 +182,8 @@ def _print_ranges(ranges: Sequence[RangeReport]) -> None:
             print(f"RANGE {r.id}: not raised at {where}")
         for where in r.reworded:
             print(f"RANGE {r.id}: reworded in {where}")
+        for where in r.wider:
+            print(f"WIDER {r.id}: the same wording is raised outside the range, at {where}")
     ok = sum(r.ok for r in checked)
     pairs = sum(r.checked for r in checked)
     share = f"{100 * ok / len(checked):.1f}%" if checked else "-"
@@ -190,3 +192,6 @@ def _print_ranges(ranges: Sequence[RangeReport]) -> None:
         f"({pairs} site-release pairs looked up): {share}; "
         f"{len(ranges) - len(checked)} not in the site index (HTTP responses, message tables)"
     )
+    wider = sum(bool(r.wider) for r in checked)
+    if wider:
+        print(f"{wider} entries could name a wider range (WIDER: check causes and fixes there)")

@@ -35,6 +35,9 @@ class RangeReport:
     skipped: str = ""  # why the entry's sites are not in the site index
     missing: list[str] = field(default_factory=list)  # "path:function at 0.5.2"
     reworded: list[str] = field(default_factory=list)  # "0.4.0..0.4.5: 'old wording'"
+    #: outside the range, where the same function raises the same wording: a range that could
+    #: be wider ("path:function in 0.7.1 to 0.9.4"); a hint for maintainers, not a failure
+    wider: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -48,6 +51,7 @@ class RangeReport:
             "skipped": self.skipped,
             "missing": self.missing,
             "reworded": self.reworded,
+            "wider": self.wider,
         }
 
 
@@ -93,6 +97,14 @@ def _site(entry: Entry, site: Site, versions: list[str], report: RangeReport) ->
         if _agree(entry.template, found.template):
             fitting |= _covered(found, wanted)
     report.checked += len(wanted)
+    outside = [v for v in versions if v not in wanted]
+    beyond: set[str] = set()
+    for found in known:
+        if _agree(entry.template, found.template):
+            beyond |= _covered(found, outside)
+    for first, last in _spans(sorted(beyond), versions):
+        span = first if first == last else f"{first} to {last}"
+        report.wider.append(f"{site.path}:{site.function} in {span}")
     missing = [v for v in wanted if v not in fitting]
     for first, last in _spans(missing, versions):
         span = first if first == last else f"{first} to {last}"
