@@ -117,6 +117,30 @@ def test_the_first_lines_of_a_multi_line_message_fit_its_template() -> None:
     assert template.match_head(cut) == ("RuntimeError: boom",)
     assert template.match_head("Capture cuda graph failed: x") == ("x",)
     assert template.match_head("Capture cuda graph") is None
-    # one-line templates and heads with little literal text never fit a cut message
+    # heads with little literal text never fit a cut message
     assert parse_template("Not enough memory {x} here").match_head("Not enough memory") is None
     assert parse_template("Bad: {x}\nmore text here").match_head("Bad: y") is None
+
+
+def test_a_one_line_message_cut_inside_its_last_value_fits_its_template() -> None:
+    """dev/344: the paste stops inside the messages list, before the template's final '.'."""
+    new = parse_template(
+        "The number of images does not match the number of {IMAGE_PLACEHOLDER} tokens in "
+        "{messages}."
+    )
+    old = parse_template(
+        "The number of images does not match the number of {IMAGE_PLACEHOLDER} tokens."
+    )
+    cut = (
+        "The number of images does not match the number of <image> tokens in "
+        "[{'content': '<image>hi', 'role': 'use"
+    )
+    assert new.match(cut) is None
+    assert new.match_head(cut) == ("<image>", "[{'content': '<image>hi', 'role': 'use")
+    # the old wording's value would run over its own last literal ("tokens"): not a cut
+    assert old.match_head(cut) is None
+    # a value that closes what it opens is not visibly cut: the message ended there
+    assert new.match_head(cut.replace("'role': 'use", "'role': 'user'}]")) is None
+    assert new.match_head(cut.replace("'role': 'use", "'role': 'user'}] tail")) is None
+    # too little literal text before the cut value
+    assert parse_template("bad value {x}.").match_head("bad value [1, 2") is None

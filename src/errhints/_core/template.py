@@ -8,14 +8,33 @@ and cannot backtrack, even on a 10 MB message.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-__all__ = ["Template", "TemplateError", "parse_template"]
+__all__ = ["SHAPES", "Template", "TemplateError", "fits_shape", "parse_template"]
 
 #: Alphanumeric characters of literal text a template needs to match on text alone.
 MIN_LITERAL_CHARS = 16
 #: How much of the next literal a cut message must show for it to be taken off a value.
 _CUT_PROBE = 8
+
+
+#: Message shapes distinctive enough to match a template with little literal text (``{name}``)
+#: on text alone: the catalog's ``shape`` field names one. Bounded, anchored patterns.
+SHAPES: dict[str, re.Pattern[str]] = {
+    # a checkpoint tensor's dotted name, as KeyError prints it: 'model.layers.3.mlp.up.weight'
+    "tensor-name": re.compile(
+        r"'?[A-Za-z_]\w{0,80}\.(?:\w{1,80}\.){0,24}"
+        r"(?:weight|bias|\w{0,40}_scale(?:_inv)?|scales|qweight|qzeros|g_idx|weight_packed"
+        r"|weight_shape|\w{0,40}_proj)'?"
+    ),
+}
+
+
+def fits_shape(shape: str, message: str) -> bool:
+    """Whether ``message`` (stripped) has the named shape; unknown shapes never fit."""
+    pattern = SHAPES.get(shape)
+    return pattern is not None and len(message) <= 2000 and bool(pattern.fullmatch(message.strip()))
 
 
 class TemplateError(ValueError):
@@ -84,11 +103,23 @@ class Template:
         graph failed: {e}`` and the advice lines after it). For a template whose literal
         text spans lines, the message fits when it starts like the template and holds its
         literals in order up to some placeholder, which takes the rest; the literal text
-        fitted must be literal-rich on its own. ``None`` for one-line templates.
+        fitted must be literal-rich on its own. A one-line template fits when only its last
+        literal is missing and the last value is visibly cut: it opens a bracket or quote it
+        never closes (``... tokens in [{'content': '<image>hi', 'role': 'use``), and does not
+        hold the first word of the missing literal (then the message went on in other words).
         """
         lits = self.literals
-        if len(lits) < 2 or "\n" not in "".join(lits[1:]):
+        if len(lits) < 2:
             return None
+        if "\n" not in "".join(lits[1:]):
+            if sum(c.isalnum() for c in "".join(lits[:-1])) < MIN_LITERAL_CHARS:
+                return None
+            values = self._match(message, (*lits[:-1], ""))
+            if values is None or not _visibly_cut(values[-1]):
+                return None
+            # the message went on past where the last literal starts, in other words
+            word = _first_word(lits[-1])
+            return None if len(word) >= 3 and word in values[-1] else values
         chars = 0
         best: tuple[str, ...] | None = None
         for k in range(1, len(lits)):
@@ -122,6 +153,36 @@ class Template:
             values.append(text[pos:found])
             pos = found + len(piece)
         return start, pos, tuple(values)
+
+
+_CLOSER = {"(": ")", "[": "]", "{": "}"}
+
+
+def _visibly_cut(value: str) -> bool:
+    """Whether ``value`` opens a bracket or a quote it never closes (a message cut short)."""
+    stack: list[str] = []
+    quote = ""
+    for char in value:
+        if quote:
+            if char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char in _CLOSER:
+            stack.append(_CLOSER[char])
+        elif stack and char == stack[-1]:
+            stack.pop()
+    return bool(stack or quote)
+
+
+def _first_word(literal: str) -> str:
+    """The first run of letters and digits in ``literal``."""
+    word = ""
+    for char in literal.lstrip():
+        if not char.isalnum():
+            break
+        word += char
+    return word
 
 
 def _cut_before(values: tuple[str, ...], literal: str) -> tuple[str, ...]:
