@@ -144,3 +144,45 @@ def test_logged_errors_without_an_exception_name_are_found() -> None:
     findings = json.loads(errhints("explain", "--json", "-", stdin=bare).stdout)["findings"]
     assert {m["confidence"] for f in findings for m in f["matches"]} == {"weak"}
     assert {m["via"] for f in findings for m in f["matches"]} == {"no context"}
+
+
+def test_a_tensor_name_key_error_is_matched_on_its_shape() -> None:
+    """``KeyError: {name}`` has no literal text; a checkpoint tensor's name is its shape.
+    dev/336 alone: weak (nothing shows whose run); dev/334, a log printed newest first with
+    SGLang's paths and command: strong, the source line above each frame not glued to the
+    message; under a whole stack of vLLM's frames: not SGLang's failure at all."""
+    key_error = "KeyError: 'model.layers.14.mlp.shared_expert.gate_gate_up_proj.weight'\n"
+
+    def first(text: str) -> dict[str, str]:
+        proc = errhints("explain", "--json", "-", stdin=text)
+        assert proc.returncode == 0, proc.stderr
+        (finding,) = json.loads(proc.stdout)["findings"]
+        (match,) = [m for m in finding["matches"] if m["id"] == "sglang.weight-name-not-in-model"]
+        return {"message": finding["exception"]["message"], **match}
+
+    assert first(key_error)["confidence"] == "weak"
+    newest_first = (
+        "ERROR 2025-04-07T19:13:52.5Z ./entrypoint.sh: line 48: 27 Killed python3 -m "
+        "sglang.launch_server --port 30000\n"
+        "ERROR 2025-04-07T19:13:52.4Z KeyError: 'model.layers.55.mlp.gate_up_proj.input_scale'\n"
+        "ERROR 2025-04-07T19:13:52.3Z param = params_dict[name]\n"
+        'ERROR 2025-04-07T19:13:52.2Z File "/sgl/python/sglang/srt/models/llama.py", line 508,'
+        " in load_weights\n"
+        "ERROR 2025-04-07T19:13:52.1Z model.load_weights(self._get_all_weights(config, model))\n"
+        'ERROR 2025-04-07T19:13:52.0Z File "/sgl/python/sglang/srt/model_loader/loader.py", '
+        "line 370, in load_model\n"
+    )
+    match = first(newest_first)
+    assert match["confidence"] == "strong"
+    assert match["message"] == "'model.layers.55.mlp.gate_up_proj.input_scale'"
+    vllm = (
+        "Traceback (most recent call last):\n"
+        '  File "/venv/lib/python3.12/site-packages/vllm/model_executor/models/llama.py", '
+        "line 480, in load_weights\n"
+        "    param = params_dict[name]\n" + key_error
+    )
+    proc = errhints("explain", "--json", "-", stdin=vllm)
+    assert proc.returncode == 1 and json.loads(proc.stdout)["findings"][0]["matches"] == []
+    # a KeyError that is not a tensor name is not this entry's
+    proc = errhints("explain", "--json", "-", stdin="KeyError: 'model_type'\n")
+    assert "sglang.weight-name-not-in-model" not in proc.stdout

@@ -16,7 +16,7 @@ from typing import Any
 
 from .._config import ENV_CATALOG_PATH
 from .releases import ReleaseRange, parse_range, version_key
-from .template import Template, TemplateError, parse_template
+from .template import SHAPES, Template, TemplateError, parse_template
 
 __all__ = [
     "Catalog",
@@ -56,6 +56,7 @@ _OPTIONAL = (
     "context",
     "mentions",
     "names",
+    "shape",
     "fixed",
 )
 FIELDS = frozenset(_REQUIRED + _OPTIONAL)
@@ -151,6 +152,9 @@ class Entry:
     mentions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: For a message that rejects names (unknown flags or keys): ``(kind, placeholder)``.
     names: tuple[str, str] | None = None
+    #: The message's shape (``template.SHAPES``), which lets a template with little literal
+    #: text (``{name}``) match on text alone: ``"tensor-name"``.
+    shape: str | None = None
     #: Bugs behind the message that later releases fixed, oldest fix first.
     fixed: tuple[Fix, ...] = ()
     source: str = ""
@@ -193,6 +197,8 @@ class Entry:
             data["mentions"] = {k: list(v) for k, v in self.mentions.items()}
         if self.names:
             data["names"] = {"kind": self.names[0], "placeholder": self.names[1]}
+        if self.shape:
+            data["shape"] = self.shape
         if self.fixed:
             data["fixed"] = [
                 {"release": f.release, "what": f.what, "reference": f.reference} for f in self.fixed
@@ -396,6 +402,13 @@ def _names(data: Mapping[str, Any], template: Template) -> tuple[str, str] | Non
     return str(kind), str(placeholder)
 
 
+def _shape(data: Mapping[str, Any]) -> str | None:
+    shape = _str(data, "shape", required=False)
+    if shape is not None and shape not in SHAPES:
+        raise _Invalid("shape", f"must be one of {sorted(SHAPES)}, got {shape!r}")
+    return shape
+
+
 def _mentions(data: Mapping[str, Any], releases: ReleaseRange) -> dict[str, tuple[str, ...]]:
     raw = data.get("mentions")
     if raw is None:
@@ -504,6 +517,7 @@ def entry_from_mapping(
         context=context,
         mentions=_mentions(data, releases),
         names=_names(data, template),
+        shape=_shape(data),
         fixed=_fixed(data, releases),
         source=source,
     )

@@ -22,6 +22,7 @@ from .._facts.model import ErrorFacts, Frame
 from .._packages import canonical_path, installed_release, project_names
 from .catalog import Catalog, ContextFrame, Entry, Site, site_dict
 from .lookalikes import shared_by
+from .template import SHAPES, fits_shape
 
 __all__ = ["Confidence", "Index", "Match", "build_index", "explain_facts"]
 
@@ -119,6 +120,14 @@ class Match:
 _FILE_NAME = re.compile(r"[A-Za-z0-9_]{3,}\.(?:json|jsonl|yaml|yml|py|toml|safetensors|bin)\b")
 
 
+def _distinctive(entry: Entry, message: str) -> bool:
+    """Whether the template can be matched on text alone: enough literal text, or a message
+    of the entry's shape (a tensor name for ``KeyError: {name}``)."""
+    if entry.template.literal_rich:
+        return True
+    return entry.shape is not None and fits_shape(entry.shape, _unwrapped(message))
+
+
 def _names_a_file(entry: Entry) -> bool:
     """Whether the template's literal text names a file: the project's own words, not a
     sentence any program could print (``Undefined dataset {name} in dataset_info.json.``)."""
@@ -192,7 +201,17 @@ class Index:
             for word in _words(message):
                 for entry in self.by_word.get(word, ()):
                     seen[entry.id] = entry
+            for shape in SHAPES:
+                key = _shape_key(shape)
+                if key in self.by_word and fits_shape(shape, message):
+                    for entry in self.by_word.get(key, ()):
+                        seen[entry.id] = entry
         return list(seen.values())
+
+
+def _shape_key(shape: str) -> str:
+    """The ``by_word`` key of the entries a message of ``shape`` may match (not a word)."""
+    return f"<{shape}>"
 
 
 def build_index(catalog: Catalog) -> Index:
@@ -211,6 +230,8 @@ def build_index(catalog: Catalog) -> Index:
             index.by_tail.setdefault(lits[-1][-KEY_CHARS:], []).append(entry)
         elif len(lits) == 1 and lits[0]:
             index.by_head.setdefault(lits[0][:KEY_CHARS], []).append(entry)
+        elif entry.shape and not entry.template.literal_rich:
+            index.by_word.setdefault(_shape_key(entry.shape), []).append(entry)
         else:
             word = _anchor_word(entry)
             if word:
@@ -484,7 +505,7 @@ class _Matcher:
                 depth_from_raise, frame = hit
                 score = 100.0 - min(depth_from_raise, 50)
                 return self._make(entry, "exact", score, "context", facts, embedded, None, frame)
-            if not entry.template.literal_rich:
+            if not _distinctive(entry, facts.message):
                 return None
             if {c.path.partition("/")[0] for c in entry.context} & {
                 f.path.partition("/")[0] for f in stack if f.path
@@ -492,7 +513,7 @@ class _Matcher:
                 return None  # its project's frames are there, but not where this happens
             if self.outer_shown and entry.package not in packages | self.log_context:
                 return None  # a whole stack without its frames, and nothing shows its project
-        elif not entry.template.literal_rich:
+        elif not _distinctive(entry, facts.message):
             return None
         if self._lookalike(entry, packages):
             return self._make(entry, "weak", 70.0, "look-alike", facts, embedded)

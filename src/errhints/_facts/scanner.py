@@ -223,6 +223,12 @@ class _Record:
             self.tail = deque(maxlen=_TAIL_LINES)
         self.tail.append(s)
 
+    def drop_last(self) -> None:
+        """Take back the last line added (it belonged to what follows)."""
+        lines = self.tail if self.tail else self.head
+        if lines:
+            lines.pop()
+
     def wrapped_function(self, st: str) -> bool:
         """A frame line wrapped after ``, in`` (a narrow terminal or a quoted paste): the
         function's name on the next line is put back on it."""
@@ -549,6 +555,11 @@ class _Scanner:
                 record.add(s, lineno)
                 return True
             if HEADER_CORE in s or _ends_message(s, st):
+                if record.msg_lines > 1 and st.startswith('File "'):
+                    # A frame right under a message: a log printed newest first (Cloud
+                    # Logging), where each frame's source line comes before its frame line.
+                    record.drop_last()
+                    record.msg_lines -= 1
                 return False
             if s[0] not in " \t" and starts_exception(s):
                 return False
