@@ -255,10 +255,10 @@ def test_newer_releases_and_touched_entries(monkeypatch: pytest.MonkeyPatch) -> 
     assert any("reworded" in line for line in result.lines())
 
 
-def _tp_size_entry(release: object) -> Entry:
+def _tp_size_entry(release: object, entry_id: str = "sglang.tp-size") -> Entry:
     return entry_from_mapping(
         {
-            "id": "sglang.tp-size",
+            "id": entry_id,
             "package": "sglang",
             "title": "t",
             "exception": "ValueError",
@@ -282,3 +282,6 @@ def test_ranges_name_the_releases_outside_a_range_that_raise_the_same(index_dir:
     assert narrow.to_dict()["wider"] == narrow.wider
     (whole,) = check_ranges([_tp_size_entry({"first": "0.1.0", "last": "0.2.0"})])
     assert whole.ok and whole.checked == 2 and whole.wider == []
+    # the other side of an entry split at a release already names 0.1.0
+    split = check_ranges([_tp_size_entry("0.2.0"), _tp_size_entry("0.1.0", "sglang.tp-size-old")])
+    assert [r.wider for r in split] == [[], []]

@@ -35,8 +35,9 @@ class RangeReport:
     skipped: str = ""  # why the entry's sites are not in the site index
     missing: list[str] = field(default_factory=list)  # "path:function at 0.5.2"
     reworded: list[str] = field(default_factory=list)  # "0.4.0..0.4.5: 'old wording'"
-    #: outside the range, where the same function raises the same wording: a range that could
-    #: be wider ("path:function in 0.7.1 to 0.9.4"); a hint for maintainers, not a failure
+    #: outside the range (and its split sibling's), where the same function raises the same
+    #: wording: a range that could be wider ("path:function in 0.7.1 to 0.9.4"); a hint for
+    #: maintainers, not a failure
     wider: list[str] = field(default_factory=list)
 
     @property
@@ -86,7 +87,21 @@ def _spans(missing: list[str], versions: list[str]) -> list[tuple[str, str]]:
     return spans
 
 
-def _site(entry: Entry, site: Site, versions: list[str], report: RangeReport) -> None:
+#: Suffixes of an entry split at a release (``x`` and ``x-legacy``): one failure, two ranges.
+_SPLIT_SUFFIXES = ("-legacy", "-old")
+
+
+def _family(entry_id: str) -> str:
+    """The id an entry split at a release shares with its other side."""
+    for suffix in _SPLIT_SUFFIXES:
+        if entry_id.endswith(suffix):
+            return entry_id[: -len(suffix)]
+    return entry_id
+
+
+def _site(
+    entry: Entry, site: Site, versions: list[str], report: RangeReport, siblings: set[str]
+) -> None:
     wanted = site.releases.select(versions)
     paths = {site.path} | {path for path, _r in function_history(entry.package, site.function)}
     known: list[Identified] = []
@@ -97,7 +112,7 @@ def _site(entry: Entry, site: Site, versions: list[str], report: RangeReport) ->
         if _agree(entry.template, found.template):
             fitting |= _covered(found, wanted)
     report.checked += len(wanted)
-    outside = [v for v in versions if v not in wanted]
+    outside = [v for v in versions if v not in wanted and v not in siblings]
     beyond: set[str] = set()
     for found in known:
         if _agree(entry.template, found.template):
@@ -123,8 +138,12 @@ def _site(entry: Entry, site: Site, versions: list[str], report: RangeReport) ->
 
 def check_ranges(entries: Iterable[Entry]) -> list[RangeReport]:
     """Each in-package entry with sites, checked at every indexed release of its range."""
+    entries = list(entries)
     reports = []
     cache: dict[str, list[str]] = {}
+    families: dict[str, list[Entry]] = {}
+    for entry in entries:
+        families.setdefault(_family(entry.id), []).append(entry)
     for entry in entries:
         if not entry.sites:
             continue
@@ -139,7 +158,13 @@ def check_ranges(entries: Iterable[Entry]) -> list[RangeReport]:
         elif all(site.function == "<module>" for site in entry.sites):
             report.skipped = "a message table at module level, not a raise site"
         else:
+            siblings = {  # the other side of a split entry names them
+                v
+                for other in families[_family(entry.id)]
+                if other is not entry
+                for v in other.releases.select(versions)
+            }
             for site in entry.sites:
-                _site(entry, site, versions, report)
+                _site(entry, site, versions, report, siblings)
         reports.append(report)
     return reports
