@@ -186,6 +186,15 @@ def test_a_bare_exception_line() -> None:
     assert exception_in("Exception: ") is None
 
 
+def test_an_exception_line_glued_to_a_title_in_another_script() -> None:
+    """dev/340: an issue title in Chinese, then the error line with no space between."""
+    line = "SGlang部署qwen2.5失败Exception: Capture cuda graph failed: boom"
+    assert exception_in(line) == (17, "Exception", "Capture cuda graph failed: boom")
+    assert exception_in("模型加载ValueError: bad") == (4, "ValueError", "bad")
+    # in English prose the bare word is not an exception line
+    assert exception_in("the server raised an Exception: see below") is None
+
+
 def test_a_cpp_abort_gives_the_what_message() -> None:
     """dev/060: ``terminate called after throwing an instance of 'c10::Error'``."""
     facts = only(

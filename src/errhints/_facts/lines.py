@@ -170,10 +170,17 @@ def _exception_at(
     end = found + len(suffix)
     begin = found
     floor = max(0, found - 200)
-    while begin > floor and (content[begin - 1].isalnum() or content[begin - 1] in "._"):
+    while (
+        begin > floor
+        and content[begin - 1].isascii()
+        and (content[begin - 1].isalnum() or content[begin - 1] in "._")
+    ):
         begin -= 1
     name = content[begin:end]
-    if not name[:1].isalpha() or not is_exception_name(name):
+    # A name glued to text in another script (an issue title pasted before the error line,
+    # ``部署失败Exception: ...``) is not a word of prose, even the bare ``Exception``.
+    glued = begin > 0 and not content[begin - 1].isascii() and not content[begin - 1].isspace()
+    if not name[:1].isalpha() or not (is_exception_name(name) or (glued and name == "Exception")):
         return None
     if not paren:
         if end + 1 < len(content) and content[end + 1] != " ":
