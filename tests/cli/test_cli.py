@@ -146,6 +146,23 @@ def test_logged_errors_without_an_exception_name_are_found() -> None:
     assert {m["via"] for f in findings for m in f["matches"]} == {"no context"}
 
 
+def test_a_message_carried_in_sglangs_own_message_is_sglangs() -> None:
+    """dev/340: SGLang's capture failure carries a CUDA error; the carrier shows whose run it
+    is, so SGLang's entry for the carried error is strong and LlamaFactory's is dropped."""
+    text = (
+        "SGlang部署qwen2.5失败Exception: Capture cuda graph failed: BatchPrefillWithPagedKVCache"
+        " failed with error code no kernel image is available for execution on the device\n"
+    )
+    proc = errhints("explain", "--json", "-", stdin=text)
+    (finding,) = json.loads(proc.stdout)["findings"]
+    assert finding["exception"]["type"] == "Exception"
+    got = {m["id"]: (m["confidence"], m["via"]) for m in finding["matches"]}
+    assert got == {
+        "sglang.capture-cuda-graph-failed": ("strong", "template"),
+        "sglang.no-kernel-image-for-gpu": ("strong", "carried"),
+    }
+
+
 def test_a_tensor_name_key_error_is_matched_on_its_shape() -> None:
     """``KeyError: {name}`` has no literal text; a checkpoint tensor's name is its shape.
     dev/336 alone: weak (nothing shows whose run); dev/334, a log printed newest first with

@@ -72,7 +72,7 @@ class Match:
     entry: Entry
     confidence: Confidence
     score: float
-    via: str  # "site", "moved site", "context", "template", "fuzzy", "site index"
+    via: str  # "site", "moved site", "context", "template", "carried", "fuzzy", ...
     message: str
     site: Site | None = None
     frame: Frame | None = None
@@ -358,6 +358,9 @@ class _Matcher:
         self.log_context = log_context
         #: Whether the failure's stack is shown from its outermost frame (set by ``run``).
         self.outer_shown = False
+        #: Projects whose own message (an in-package entry, matched surely) carries the
+        #: messages read inside it: ``Capture cuda graph failed: <a CUDA error>`` is SGLang's.
+        self.carriers: frozenset[str] = frozenset()
 
     def add(self, match: Match) -> None:
         old = self.found.get(match.entry.id)
@@ -367,6 +370,8 @@ class _Matcher:
             or (old.confidence == "weak" and match.confidence != "weak")
         ):
             self.found[match.entry.id] = match
+        if match.confidence != "weak" and not match.entry.context and not match.embedded:
+            self.carriers |= {match.entry.package}
 
     def run(self, facts: ErrorFacts) -> list[Match]:
         stack: tuple[Frame, ...] = facts.frames
@@ -525,6 +530,10 @@ class _Matcher:
                 return self._make(entry, "strong", 80.0, "project frames", facts, embedded)
             if shown:
                 return self._make(entry, "strong", 85.0, "log context", facts, embedded)
+            if embedded and entry.package in self.carriers:
+                return self._make(entry, "strong", 80.0, "carried", facts, embedded)
+            if embedded and self.carriers:
+                return None  # carried inside the other project's own message
             return self._make(entry, "weak", 75.0, "no context", facts, embedded)
         if not shown and entry.template.literal_chars < GENERIC_CHARS and not _names_a_file(entry):
             return self._make(entry, "weak", 75.0, "no context", facts, embedded)

@@ -98,6 +98,7 @@ def _numbered(items: Sequence[str], indent: str, most_lines: int | None = None) 
 _VIA_LABELS = {
     "log context": "strong: the run's context is from the log, not the stack",
     "project frames": "strong: its project's frames, not the ones it is known for",
+    "carried": "strong: carried inside the project's own error message",
     "no context": "weak: nothing in the text shows an SGLang or LlamaFactory run",
     "look-alike": "weak: the text shows another project",
     "shared": "weak: vLLM raises the same words, and nothing here shows SGLang",
