@@ -106,6 +106,18 @@ def test_trailing_white_space_is_ignored() -> None:
     assert parse_template("x {a}\n").match("x y\n\n") == ("y\n",)  # an exact fit comes first
 
 
+def test_a_message_without_the_templates_final_full_stop_fits() -> None:
+    """A title or retyped message drops the final '.'; LlamaFactory 0.9.0 words it without."""
+    template = parse_template("Undefined dataset {name} in dataset_info.json.")
+    assert template.match("Undefined dataset foo in dataset_info.json") == ("foo",)
+    assert template.match("Undefined dataset foo in dataset_info.json  ") == ("foo",)
+    assert template.match("Undefined dataset foo in dataset_info.json.") == ("foo",)
+    assert template.match("Undefined dataset foo in dataset_info.yaml") is None
+    assert parse_template("Bad value {x}.").match("Bad value 3") == ("3",)
+    # only a full stop is optional, and only the message's lack of one
+    assert parse_template("Bad value {x}!").match("Bad value 3") is None
+
+
 def test_the_first_lines_of_a_multi_line_message_fit_its_template() -> None:
     """dev/101: a paste kept two of the seven lines of SGLang's capture failure."""
     template = parse_template(
@@ -135,8 +147,10 @@ def test_a_one_line_message_cut_inside_its_last_value_fits_its_template() -> Non
         "The number of images does not match the number of <image> tokens in "
         "[{'content': '<image>hi', 'role': 'use"
     )
-    assert new.match(cut) is None
     assert new.match_head(cut) == ("<image>", "[{'content': '<image>hi', 'role': 'use")
+    longer = parse_template("Cannot read the request body {body} as JSON here.")
+    assert longer.match("Cannot read the request body {'a': [1, 2") is None
+    assert longer.match_head("Cannot read the request body {'a': [1, 2") == ("{'a': [1, 2",)
     # the old wording's value would run over its own last literal ("tokens"): not a cut
     assert old.match_head(cut) is None
     # a value that closes what it opens is not visibly cut: the message ended there

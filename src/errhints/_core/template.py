@@ -65,7 +65,10 @@ class Template:
         place, the last one at the message's end. For patterns whose only wildcards are
         "any text", leftmost-greedy search finds a match whenever one exists.
         If the exact text does not fit, trailing white space is ignored on both sides:
-        text read back from a log has lost it, while some messages end with a space.
+        text read back from a log has lost it, while some messages end with a space. So is
+        the template's final full stop when the message has none: an issue title or a
+        retyped message drops it, and a release may word it without (LlamaFactory 0.9.0's
+        ``... does not match the number of <image> tokens``).
         """
         values = self._match(message, self.literals)
         if values is None:
@@ -73,6 +76,8 @@ class Template:
             last = self.literals[-1].rstrip()
             if stripped != message or last != self.literals[-1]:
                 values = self._match(stripped, (*self.literals[:-1], last))
+            if values is None and last.endswith(".") and not stripped.endswith("."):
+                values = self._match(stripped, (*self.literals[:-1], last[:-1]))
         return values
 
     @staticmethod
