@@ -255,14 +255,21 @@ def test_newer_releases_and_touched_entries(monkeypatch: pytest.MonkeyPatch) -> 
     assert any("reworded" in line for line in result.lines())
 
 
-def _tp_size_entry(release: object, entry_id: str = "sglang.tp-size") -> Entry:
+def _tp_size_entry(
+    release: object,
+    entry_id: str = "sglang.tp-size",
+    template: str = "tp_size must be positive, got {self.tp_size}",
+    exception: str = "ValueError",
+    kind: str = "raise",
+) -> Entry:
     return entry_from_mapping(
         {
             "id": entry_id,
             "package": "sglang",
             "title": "t",
-            "exception": "ValueError",
-            "template": "tp_size must be positive, got {self.tp_size}",
+            "exception": exception,
+            "kind": kind,
+            "template": template,
             "release": release,
             "meaning": "m",
             "causes": ["c"],
@@ -285,3 +292,17 @@ def test_ranges_name_the_releases_outside_a_range_that_raise_the_same(index_dir:
     # the other side of an entry split at a release already names 0.1.0
     split = check_ranges([_tp_size_entry("0.2.0"), _tp_size_entry("0.1.0", "sglang.tp-size-old")])
     assert [r.wider for r in split] == [[], []]
+    # the same words raised another way are another failure: an assert is not a ValueError,
+    # a warning is not a raise
+    zero = "mem_fraction_static must be above zero"
+    (assertion,) = check_ranges(
+        [_tp_size_entry("0.2.0", template=zero, exception="AssertionError")]
+    )
+    assert assertion.wider == ["sglang/srt/server_args.py:ServerArgs.__post_init__ in 0.1.0"]
+    (value_error,) = check_ranges([_tp_size_entry("0.2.0", template=zero)])
+    assert value_error.wider == []
+    high = "mem_fraction_static {x} is very high"
+    (raised,) = check_ranges([_tp_size_entry("0.2.0", template=high)])
+    assert raised.wider == []
+    (logged,) = check_ranges([_tp_size_entry("0.2.0", template=high, kind="log")])
+    assert logged.wider == ["sglang/srt/server_args.py:ServerArgs.__post_init__ in 0.1.0"]

@@ -68,6 +68,17 @@ def _agree(entry: Template, raised: str) -> bool:
     )
 
 
+def _same_failure(entry: Entry, found: Identified) -> bool:
+    """Whether ``found`` fails the way the entry says: raised (not logged) or logged, and with
+    one of its exception types when the index knows the type (the same words as a warning,
+    or as an ``assert`` where the entry has a ``ValueError``, are another failure)."""
+    raised = found.kind in ("raise", "assert")
+    if raised != (entry.kind == "raise"):
+        return False
+    short = found.exception.rpartition(".")[2]
+    return not short or short in entry.exception_short_names
+
+
 def _covered(site: Identified, versions: Sequence[str]) -> set[str]:
     """The releases of ``versions`` in which ``site`` exists."""
     return {v for run, _path, _line in site.runs for v in run.select(list(versions))}
@@ -115,7 +126,7 @@ def _site(
     outside = [v for v in versions if v not in wanted and v not in siblings]
     beyond: set[str] = set()
     for found in known:
-        if _agree(entry.template, found.template):
+        if _same_failure(entry, found) and _agree(entry.template, found.template):
             beyond |= _covered(found, outside)
     for first, last in _spans(sorted(beyond), versions):
         span = first if first == last else f"{first} to {last}"
