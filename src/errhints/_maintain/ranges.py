@@ -123,7 +123,8 @@ def _site(
         if _agree(entry.template, found.template):
             fitting |= _covered(found, wanted)
     report.checked += len(wanted)
-    outside = [v for v in versions if v not in wanted and v not in siblings]
+    # outside the entry's range: a release another of its sites covers is not outside
+    outside = [v for v in versions if v not in entry.releases and v not in siblings]
     beyond: set[str] = set()
     for found in known:
         if _same_failure(entry, found) and _agree(entry.template, found.template):
