@@ -108,3 +108,19 @@ def test_explain_a_traceback_cut_before_its_error_line() -> None:
     data = run("-m", "errhints", "explain", "--json", paste)
     (finding,) = json.loads(data.stdout)["findings"]
     assert finding["cut"] is True and finding["matches"] == []
+    # the frame's source line is a call (get_dataset_list): the failure came from below it,
+    # so the checks _get_merged_dataset raises itself are not named
+    assert "known_here" not in finding
+
+
+def test_explain_names_what_the_catalog_knows_in_the_frame_a_cut_traceback_stops_in() -> None:
+    """dev/205: the paste stops in LlamaFactory's check_dependencies, where one failure the
+    catalog knows comes from; it is named (not matched: the error line is not shown)."""
+    paste = "tests/data/pastes/dev/205-llamafactory-check-dependencies-internvl3-transfor.txt"
+    proc = run("-m", "errhints", "explain", paste)
+    assert proc.returncode == 1
+    check("explain-cut-known.txt", proc.stdout)
+    data = run("-m", "errhints", "explain", "--json", paste)
+    (finding,) = json.loads(data.stdout)["findings"]
+    assert finding["matches"] == []
+    assert finding["known_here"] == ["llamafactory.dependency-version-check"]

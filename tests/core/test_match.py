@@ -681,3 +681,25 @@ def test_the_actor_address_xinference_puts_before_a_message(tmp_path: Path) -> N
     assert facts.message == message
     other = ErrorFacts(type_name="RuntimeError", message="[address=x] " + message[35:])
     assert [m.confidence for m in explain_facts(other, index)] != ["strong"]
+
+
+def test_known_at_names_few_failures_and_only_from_below_a_call() -> None:
+    """A cut traceback's last frame: the failures raised in it or right under it, only when
+    few enough to say something, and not the frame's own raises when it shows a call."""
+    from errhints._core.match import MAX_KNOWN_AT, known_at
+
+    index = build_index(load_catalog())
+
+    def frame(path: str, function: str) -> Frame:
+        return Frame(path, function, 1, path=path, package=path.partition("/")[0], qualified=False)
+
+    deps = frame("llamafactory/extras/misc.py", "check_dependencies")
+    assert [e.id for e in known_at(index, deps)] == ["llamafactory.dependency-version-check"]
+    run_exp = frame("llamafactory/train/tuner.py", "run_exp")  # dozens of failures pass here
+    assert known_at(index, run_exp) == [] and MAX_KNOWN_AT == 3
+    merged = frame("llamafactory/data/loader.py", "_get_merged_dataset")
+    assert known_at(index, merged)  # its own raises, when its source line is not shown
+    call = "for dataset_attr in get_dataset_list(dataset_names, data_args.dataset_dir):"
+    assert known_at(index, merged, call) == []
+    raise_line = 'raise ValueError("The dataset is not applicable in the current training stage.")'
+    assert known_at(index, merged, raise_line)

@@ -182,6 +182,7 @@ def explain_files(
     count and its lines at the end; ``every`` prints each one.
     """
     from .._core.group import Groups
+    from .._core.match import known_at
     from .._core.render import render_note
     from .._core.state import get_index
 
@@ -200,6 +201,9 @@ def explain_files(
             explained += 1
         facts = finding.facts
         cut = _cut(facts)
+        known = []
+        if cut and not matches:
+            known = [e.id for e in known_at(index, facts.frames[-1], facts.last_source)]
         if as_json:
             record = {
                 "file": name,
@@ -211,6 +215,8 @@ def explain_files(
             }
             if cut:
                 record["cut"] = True
+            if known:
+                record["known_here"] = known
             if group is not None:
                 by_group[id(group)] = record
             records.append(record)
@@ -233,6 +239,10 @@ def explain_files(
         elif cut:
             print("  (nothing to match: paste the lines after the last frame, down to the error")
             print("   line that ends the traceback)")
+            if known:
+                print(f"  failures the catalog knows in {facts.frames[-1].function}:")
+                for entry_id in known:
+                    print(f"    {entry_id} (errhints show {entry_id})")
         else:
             print("  (not in the catalog)")
         print(flush=True)

@@ -24,7 +24,7 @@ from .catalog import Catalog, ContextFrame, Entry, Site, site_dict
 from .lookalikes import shared_by
 from .template import SHAPES, fits_shape
 
-__all__ = ["Confidence", "Index", "Match", "build_index", "explain_facts"]
+__all__ = ["Confidence", "Index", "Match", "build_index", "explain_facts", "known_at"]
 
 Confidence = Literal["exact", "strong", "weak", "identified"]
 #: Turns text (a placeholder's value) into the failures it contains.
@@ -706,3 +706,30 @@ def explain_facts(
     the projects the text around a failure read from a log shows (``Finding.context``).
     """
     return _Matcher(index, read_text, log_context).run(facts)
+
+
+#: At most this many entries may be named for the frame a cut traceback stops in: a frame
+#: that many failures pass through (``run_exp``) says nothing about which one it was.
+MAX_KNOWN_AT = 3
+
+
+def known_at(index: Index, frame: Frame, source: str = "") -> list[Entry]:
+    """The entries raised in ``frame`` itself (a site) or right under it (a context frame
+    naming its function), when few enough to say something: for a traceback cut before its
+    error line, where the catalog knows failures to come from. Never why; not a match.
+
+    ``source``, the frame's source line when shown: a line that is no ``raise`` or
+    ``assert`` (a call) says the failure came from below, not from this frame's own raises.
+    """
+    if frame.path is None:
+        return []
+    path, function = canonical_path(frame.path), _last(frame.function)
+    found: dict[str, Entry] = {}
+    raises_here = not source or source.lstrip().startswith(("raise", "assert"))
+    for entry, site in index.by_site.get((path, function), ()) if raises_here else ():
+        if _function_ok(frame, site.function):
+            found[entry.id] = entry
+    for entry, ctx in index.by_context_path.get(path, ()):
+        if ctx.function is not None and _ctx_fits(ctx, frame):
+            found[entry.id] = entry
+    return list(found.values()) if len(found) <= MAX_KNOWN_AT else []

@@ -48,6 +48,9 @@ class ErrorFacts:
     #: Frames read from text that start mid-stack (no ``Traceback`` header): the outer
     #: frames, where SGLang or LlamaFactory may have called in, are not shown.
     headless: bool = False
+    #: For a traceback cut before its error line: the innermost frame's source line as
+    #: shown (``check_version("transformers>=4.45.0")``), or "" when not shown.
+    last_source: str = ""
 
     @property
     def short_type(self) -> str:

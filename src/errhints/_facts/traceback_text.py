@@ -181,6 +181,7 @@ def _parse_plain(lines: list[str]) -> ErrorFacts | None:
         frames=_cap_frames(frames),
         has_stack=has_header or bool(frames),
         headless=bool(frames) and not has_header,
+        last_source=source if final < 0 else "",
     )
 
 
