@@ -146,6 +146,19 @@ def test_logged_errors_without_an_exception_name_are_found() -> None:
     assert {m["via"] for f in findings for m in f["matches"]} == {"no context"}
 
 
+def test_words_another_project_also_raises_are_weak_without_the_run_in_view() -> None:
+    """LlamaFactory raises transformers' own HfArgumentParser message (dev/305 and dev/350 are
+    other projects' scripts saying it): alone it is weak, in a LlamaFactory log strong."""
+    line = "ValueError: Some specified arguments are not used by the HfArgumentParser: ['--x']\n"
+    alone = errhints("explain", "-", stdin=line).stdout
+    assert "possibly llamafactory.unused-cli-arguments" in alone
+    assert (
+        "[weak: transformers raises the same words, and nothing here shows LlamaFactory]" in alone
+    )
+    in_log = errhints("explain", "-", stdin="$ llamafactory-cli train a.yaml\n" + line).stdout
+    assert "llamafactory.unused-cli-arguments: " in in_log and "[strong]" in in_log
+
+
 def test_a_message_carried_in_sglangs_own_message_is_sglangs() -> None:
     """dev/340: SGLang's capture failure carries a CUDA error; the carrier shows whose run it
     is, so SGLang's entry for the carried error is strong and LlamaFactory's is dropped."""

@@ -57,6 +57,7 @@ _OPTIONAL = (
     "mentions",
     "names",
     "shape",
+    "shared_with",
     "fixed",
 )
 FIELDS = frozenset(_REQUIRED + _OPTIONAL)
@@ -155,6 +156,9 @@ class Entry:
     #: The message's shape (``template.SHAPES``), which lets a template with little literal
     #: text (``{name}``) match on text alone: ``"tensor-name"``.
     shape: str | None = None
+    #: Other projects whose own code raises the same words (``transformers``: LlamaFactory
+    #: copied HfArgumentParser's message): without the entry's project in view, only ``weak``.
+    shared_with: tuple[str, ...] = ()
     #: Bugs behind the message that later releases fixed, oldest fix first.
     fixed: tuple[Fix, ...] = ()
     source: str = ""
@@ -199,6 +203,8 @@ class Entry:
             data["names"] = {"kind": self.names[0], "placeholder": self.names[1]}
         if self.shape:
             data["shape"] = self.shape
+        if self.shared_with:
+            data["shared_with"] = list(self.shared_with)
         if self.fixed:
             data["fixed"] = [
                 {"release": f.release, "what": f.what, "reference": f.reference} for f in self.fixed
@@ -518,6 +524,7 @@ def entry_from_mapping(
         mentions=_mentions(data, releases),
         names=_names(data, template),
         shape=_shape(data),
+        shared_with=_str_list(data, "shared_with"),
         fixed=_fixed(data, releases),
         source=source,
     )

@@ -537,7 +537,7 @@ class _Matcher:
             return self._make(entry, "weak", 75.0, "no context", facts, embedded)
         if not shown and entry.template.literal_chars < GENERIC_CHARS and not _names_a_file(entry):
             return self._make(entry, "weak", 75.0, "no context", facts, embedded)
-        if not shown and shared_by(entry.template):
+        if not shown and (entry.shared_with or shared_by(entry.template)):
             # vLLM raises these very words: without SGLang in view, the text may be vLLM's.
             return self._make(entry, "weak", 72.0, "shared", facts, embedded)
         if has_stack and not embedded and entry.package not in packages:

@@ -101,14 +101,31 @@ _VIA_LABELS = {
     "carried": "strong: carried inside the project's own error message",
     "no context": "weak: nothing in the text shows an SGLang or LlamaFactory run",
     "look-alike": "weak: the text shows another project",
-    "shared": "weak: vLLM raises the same words, and nothing here shows SGLang",
 }
+
+#: How the projects an entry shares its words with are named in a label.
+_SHARED_NAMES = {"vllm": "vLLM"}
+
+
+def _shared_label(entry: Entry) -> str:
+    """``weak: vLLM raises the same words, and nothing here shows SGLang``."""
+    from .lookalikes import shared_by
+
+    others = entry.shared_with or shared_by(entry.template) or ("another project",)
+    who = " and ".join(_SHARED_NAMES.get(name, name) for name in others)
+    project = project_named(entry.package)
+    shown = project.display if project is not None else entry.package
+    verb = "raises" if len(others) == 1 else "raise"
+    return f"weak: {who} {verb} the same words, and nothing here shows {shown}"
 
 
 def _headline(match: Match) -> str:
     hedge = "possibly " if match.confidence == "weak" else ""
     title = _short(match.entry.title, SHORT_TITLE_CHARS)
-    label = _VIA_LABELS.get(match.via, match.confidence)
+    if match.via == "shared":
+        label = _shared_label(match.entry)
+    else:
+        label = _VIA_LABELS.get(match.via, match.confidence)
     return f"{hedge}{match.entry.id}: {title} [{label}]"
 
 
