@@ -18,7 +18,7 @@ own process, and the findings are compared with the manifest's expectations:
 Files under ``holdout/`` are for the final report only; do not read them while tuning.
 
     PYTHONPATH=src python3.11 scripts/paste_report.py [--split dev|holdout|all]
-        [--batch first|second|all] [--json] [--misses]
+        [--batch first|second|third|later|all] [--json] [--misses]
 """
 
 from __future__ import annotations
@@ -106,18 +106,19 @@ class Result:
         return self.polarity == "negative" and bool(self.confident_ids)
 
 
-#: The last NNN of the first batch; the second batch's held-back third was drawn after the
-#: first batch's holdout had been reported, so the two are reported apart.
-FIRST_BATCH_LAST = 319
+#: The NNN ranges of the collection rounds. The first batch's held-back third was reported
+#: before the later batches were drawn, so a report keeps them apart (``later``: all but first).
+BATCHES = {"first": (1, 319), "second": (320, 401), "third": (402, 999)}
 
 
 def _in_batch(row: dict[str, Any], batch: str) -> bool:
     number = int(row["file"].split("/", 1)[1][:3])
-    if batch == "first":
-        return number <= FIRST_BATCH_LAST
-    if batch == "second":
-        return number > FIRST_BATCH_LAST
-    return True
+    if batch == "all":
+        return True
+    if batch == "later":
+        return number > BATCHES["first"][1]
+    low, high = BATCHES[batch]
+    return low <= number <= high
 
 
 def load_manifest(split: str) -> list[dict[str, Any]]:
@@ -263,9 +264,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument(
         "--batch",
-        choices=("first", "second", "all"),
+        choices=(*BATCHES, "later", "all"),
         default="all",
-        help=f"the pastes collected first (NNN up to {FIRST_BATCH_LAST}) or second (after it)",
+        help="one collection round's pastes (by NNN), or all but the first (later)",
     )
     args = parser.parse_args(argv)
 
