@@ -159,6 +159,20 @@ def test_words_another_project_also_raises_are_weak_without_the_run_in_view() ->
     assert "llamafactory.unused-cli-arguments: " in in_log and "[strong]" in in_log
 
 
+def test_a_server_message_after_the_clients_http_status_is_matched() -> None:
+    """dev/405: an API client printed ``Bad Request: <SGLang's message>``, the message's last
+    sentence on the next line."""
+    text = (
+        "Bad Request: Requested token count exceeds the model's maximum context length of "
+        "202752 tokens. You requested a total of 202941 tokens: 170941 tokens from the input "
+        "messages and 32000 tokens for the completion.\n"
+        "Please reduce the number of tokens in the input messages or the completion to fit "
+        "within the limit.\n"
+    )
+    out = errhints("explain", "-", stdin=text).stdout
+    assert "sglang.requested-tokens-exceed-context:" in out
+
+
 def test_a_message_carried_in_sglangs_own_message_is_sglangs() -> None:
     """dev/340: SGLang's capture failure carries a CUDA error; the carrier shows whose run it
     is, so SGLang's entry for the carried error is strong and LlamaFactory's is dropped."""

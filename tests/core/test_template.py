@@ -158,3 +158,33 @@ def test_a_one_line_message_cut_inside_its_last_value_fits_its_template() -> Non
     assert new.match_head(cut.replace("'role': 'use", "'role': 'user'}] tail")) is None
     # too little literal text before the cut value
     assert parse_template("bad value {x}.").match_head("bad value [1, 2") is None
+
+
+def test_the_first_sentences_of_a_long_message_fit_its_template() -> None:
+    """dev/404 quotes the headline of SGLang's KV-cache check; dev/405's client printed the
+    first two sentences of the context-length error on one line and the third on the next."""
+    kv = parse_template(
+        "Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static="
+        "{fraction}. Raise --mem-fraction-static above {suggested:.3f} (minimum viable = "
+        "{minimum:.4f})."
+    )
+    headline = "Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=0.1"
+    assert kv.match(headline) is None
+    assert kv.match_head(headline) == ("0.1",)
+    assert kv.match_head(headline + ".") == ("0.1",)
+    # a value that runs on in words is not a headline cut after it
+    assert kv.match_head(headline + " and more") is None
+    tokens = parse_template(
+        "Requested token count exceeds the model's maximum context length of {n} tokens. "
+        "You requested a total of {total} tokens: {inp} tokens from the input messages and "
+        "{out} tokens for the completion. Please reduce the number of tokens."
+    )
+    two = (
+        "Requested token count exceeds the model's maximum context length of 8 tokens. "
+        "You requested a total of 9 tokens: 5 tokens from the input messages and 4 tokens "
+        "for the completion."
+    )
+    assert tokens.match_head(two) == ("8", "9", "5", "4")
+    # the literal text a headline holds must be twice as distinctive as a whole template's
+    short = parse_template("Bad value {x}. Use a number between {low} and {high}.")
+    assert short.match_head("Bad value 7") is None

@@ -666,10 +666,20 @@ class _Matcher:
 _ACTOR_ADDRESS = re.compile(r"\[address=[^\]\s,]{1,200}, pid=\d{1,10}\] ")
 
 
+#: The HTTP status an API client puts before a server's error message (``Bad Request:
+#: Requested token count exceeds ...``, ``400 Bad Request: ...``).
+_HTTP_REASON = re.compile(
+    r"(?:\d{3} )?(?:Bad Request|Unprocessable Entity|Internal Server Error|Not Found"
+    r"|Service Unavailable|Too Many Requests|Payload Too Large): "
+)
+
+
 def _unwrapped(message: str) -> str:
-    """The message as the raising code wrote it, without a runner's prefix (the exception
-    itself is never changed; this is only what the templates are matched against)."""
+    """The message as the raising code wrote it, without a runner's or a client's prefix
+    (the exception itself is never changed; this is only what templates are matched against)."""
     found = _ACTOR_ADDRESS.match(message) if message.startswith("[address=") else None
+    if found is None and message[:1] in "1234BUINSTP":
+        found = _HTTP_REASON.match(message)
     return message[found.end() :] if found else message
 
 

@@ -117,14 +117,7 @@ class Template:
         if len(lits) < 2:
             return None
         if "\n" not in "".join(lits[1:]):
-            if sum(c.isalnum() for c in "".join(lits[:-1])) < MIN_LITERAL_CHARS:
-                return None
-            values = self._match(message, (*lits[:-1], ""))
-            if values is None or not _visibly_cut(values[-1]):
-                return None
-            # the message went on past where the last literal starts, in other words
-            word = _first_word(lits[-1])
-            return None if len(word) >= 3 and word in values[-1] else values
+            return self._cut_value(message) or self._first_sentences(message)
         chars = 0
         best: tuple[str, ...] | None = None
         for k in range(1, len(lits)):
@@ -134,7 +127,46 @@ class Template:
                 break
             if chars >= MIN_LITERAL_CHARS:
                 best = _cut_before(values, lits[k])
-        return best
+        return best or self._first_sentences(message)
+
+    def _cut_value(self, message: str) -> tuple[str, ...] | None:
+        """All but the last literal, the last value visibly cut (see :meth:`match_head`)."""
+        lits = self.literals
+        if sum(c.isalnum() for c in "".join(lits[:-1])) < MIN_LITERAL_CHARS:
+            return None
+        values = self._match(message, (*lits[:-1], ""))
+        if values is None or not _visibly_cut(values[-1]):
+            return None
+        # the message went on past where the last literal starts, in other words
+        word = _first_word(lits[-1])
+        return None if len(word) >= 3 and word in values[-1] else values
+
+    def _first_sentences(self, message: str) -> tuple[str, ...] | None:
+        """Values for a message that is the template's first sentences (a quote or a title
+        keeps the headline of a long message): it ends at a full stop of the template's text,
+        or with a one-word value right before one; what it holds of the literal text must be
+        twice as distinctive as a whole template's."""
+        lits = self.literals
+        text = message.rstrip()
+        bare = text[:-1] if text.endswith(".") else text
+        chars = 0
+        for k in range(1, len(lits)):
+            chars += sum(c.isalnum() for c in lits[k - 1])
+            following = lits[k]
+            if following.startswith(".") and chars >= 2 * MIN_LITERAL_CHARS:
+                values = self._match(bare, (*lits[:k], ""))
+                if values is not None and values[-1] and not any(c.isspace() for c in values[-1]):
+                    return values
+            stop = following.find(". ")
+            while stop >= 0:
+                head = following[: stop + 1]
+                if chars + sum(c.isalnum() for c in head) >= 2 * MIN_LITERAL_CHARS:
+                    for end in (head, head[:-1]) if head[:-1].strip() else ():
+                        values = self._match(text, (*lits[:k], end))
+                        if values is not None:
+                            return values
+                stop = following.find(". ", stop + 1)
+        return None
 
     def search(self, text: str) -> tuple[int, int, tuple[str, ...]] | None:
         """Find the template inside larger text; return ``(start, end, values)`` or ``None``.
