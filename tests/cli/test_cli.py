@@ -173,6 +173,24 @@ def test_a_server_message_after_the_clients_http_status_is_matched() -> None:
     assert "sglang.requested-tokens-exceed-context:" in out
 
 
+def test_a_message_cut_short_under_its_raise_site_is_matched_there() -> None:
+    """dev/435: the paste cuts the exception line mid-word; the raise site, the type and the
+    start of the message say which failure it is (strong, not exact)."""
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3.10/site-packages/llamafactory/data/mm_plugin.py", line 179,'
+        " in _validate_input\n"
+        '    raise ValueError("Processor was not found, please check and update your model '
+        'file.")\n'
+        "ValueError: Processor was not found, plea\n"
+    )
+    proc = errhints("explain", "--json", "-", stdin=text)
+    (finding,) = json.loads(proc.stdout)["findings"]
+    found = {m["id"]: (m["confidence"], m["via"]) for m in finding["matches"]}
+    assert found and set(found.values()) == {("strong", "cut site")}
+    assert all(i.startswith("llamafactory.processor-not-found") for i in found)
+
+
 def test_a_message_carried_in_sglangs_own_message_is_sglangs() -> None:
     """dev/340: SGLang's capture failure carries a CUDA error; the carrier shows whose run it
     is, so SGLang's entry for the carried error is strong and LlamaFactory's is dropped."""

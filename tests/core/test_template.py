@@ -188,3 +188,14 @@ def test_the_first_sentences_of_a_long_message_fit_its_template() -> None:
     # the literal text a headline holds must be twice as distinctive as a whole template's
     short = parse_template("Bad value {x}. Use a number between {low} and {high}.")
     assert short.match_head("Bad value 7") is None
+
+
+def test_starts_says_a_message_is_the_template_cut_short() -> None:
+    """dev/435: ``ValueError: Processor was not found, plea`` under its raise site."""
+    processor = parse_template("Processor was not found, please check and update your model file.")
+    assert processor.starts("Processor was not found, plea")
+    assert not processor.starts("Processor")  # too little to say
+    assert not processor.starts("Processor was found after all")
+    template = parse_template("Template {name} does not exist.")
+    assert template.starts("Template qwen3_6 does not ex")
+    assert not template.starts("The template qwen3_6 does not exist.")

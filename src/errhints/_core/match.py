@@ -418,6 +418,14 @@ class _Matcher:
                         continue
                     values = entry.template.match(message)
                     if values is None:
+                        if facts.type_name and entry.template.starts(message):
+                            # its raise site and type, the message cut short in the paste
+                            self.add(
+                                self._make(
+                                    entry, "strong", 95.0, "cut site", facts, embedded, site, inner
+                                )
+                            )
+                            precise = True
                         continue
                     self.add(
                         self._make(entry, "exact", 100.0, "site", facts, embedded, site, inner)

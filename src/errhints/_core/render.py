@@ -99,6 +99,7 @@ _VIA_LABELS = {
     "log context": "strong: the run's context is from the log, not the stack",
     "project frames": "strong: its project's frames, not the ones it is known for",
     "carried": "strong: carried inside the project's own error message",
+    "cut site": "strong: its raise site, the message cut short",
     "no context": "weak: nothing in the text shows an SGLang or LlamaFactory run",
     "look-alike": "weak: the text shows another project",
 }

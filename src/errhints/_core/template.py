@@ -129,6 +129,19 @@ class Template:
                 best = _cut_before(values, lits[k])
         return best or self._first_sentences(message)
 
+    def starts(self, message: str) -> bool:
+        """Whether ``message`` is this template's start, cut short anywhere (``Processor was
+        not found, plea``): it begins with the first literal (or is the first 12 characters of
+        it at least) and holds the literals after it in order as far as it goes. Loose: for
+        a message whose raise site already fits, never on text alone."""
+        text = message.rstrip()
+        lits = self.literals
+        if len(text) < 12:
+            return False
+        if lits[0].startswith(text):
+            return True
+        return len(lits) > 1 and self._match(text, (lits[0], "")) is not None
+
     def _cut_value(self, message: str) -> tuple[str, ...] | None:
         """All but the last literal, the last value visibly cut (see :meth:`match_head`)."""
         lits = self.literals
