@@ -191,6 +191,24 @@ def test_a_message_cut_short_under_its_raise_site_is_matched_there() -> None:
     assert all(i.startswith("llamafactory.processor-not-found") for i in found)
 
 
+def test_sglangs_own_start_up_lines_show_its_run() -> None:
+    """dev/402: verl's log shows no SGLang path, but SGLang's CUDA-graph progress bar."""
+    text = (
+        "Capturing batches (avail_mem=6.28 GB): 0%| | 0/23 [00:00<?, ?it/s]\n"
+        "(WorkerDict pid=66442) [Rank7]:[T506 14:16:14.487575902 ProcessGroupNCCL.cpp:629] "
+        "[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3, "
+        "OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600066 "
+        "milliseconds before timing out.\n"
+    )
+    (finding,) = json.loads(errhints("explain", "--json", "-", stdin=text).stdout)["findings"]
+    first = finding["matches"][0]
+    assert (first["id"], first["confidence"], first["via"]) == (
+        "sglang.nccl-watchdog-timeout",
+        "strong",
+        "log context",
+    )
+
+
 def test_a_message_carried_in_sglangs_own_message_is_sglangs() -> None:
     """dev/340: SGLang's capture failure carries a CUDA error; the carrier shows whose run it
     is, so SGLang's entry for the carried error is strong and LlamaFactory's is dropped."""

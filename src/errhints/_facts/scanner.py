@@ -107,9 +107,21 @@ _OPENING_LINES = 3
 _PROGRESS = re.compile(r"\s{0,8}(?:[\w .:/-]{0,80}: {0,2})?\d{1,3}%\|")
 
 #: What the text says about the run it comes from: literal spellings of each project in
-#: paths, module names, commands and logger names, searched in C over whole blocks.
+#: paths, module names, commands and logger names, and log lines only that project prints
+#: (SGLang's start-up: its CUDA-graph progress bar, weight loading, KV pool, ready line; none
+#: in vLLM's sources), searched in C over whole blocks.
 EVIDENCE: dict[str, tuple[str, ...]] = {
-    "sglang": ("sglang", "sgl_kernel", "sgl-kernel", "launch_server"),
+    "sglang": (
+        "sglang",
+        "sgl_kernel",
+        "sgl-kernel",
+        "launch_server",
+        "Capturing batches (",
+        "Load weight begin. avail mem=",
+        "KV Cache is allocated",
+        "Init torch distributed begin",
+        "The server is fired up and ready to roll",
+    ),
     "llamafactory": (
         "llamafactory",
         "llmtuner",
