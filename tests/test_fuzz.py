@@ -47,8 +47,8 @@ def refills(t: Template, values: tuple[str, ...], message: str) -> bool:
     """Whether ``values`` put back into the template give ``message`` again.
 
     An exact fit refills exactly. Otherwise ``match`` ignored trailing white space on both
-    sides (log text loses it), and then a final full stop the message lacks: the comparison
-    is of the message without them and the template with its last piece stripped.
+    sides (log text loses it), then a final full stop the message lacks, then doubled
+    spaces: the comparison is of the message without them and the template likewise.
     """
     if len(values) != len(t.names):
         return False
@@ -56,7 +56,12 @@ def refills(t: Template, values: tuple[str, ...], message: str) -> bool:
         return True
     last = t.literals[-1].rstrip()
     lasts = [last, last[:-1]] if last.endswith(".") else [last]
-    return any(fill((*t.literals[:-1], end), values) == message.rstrip() for end in lasts)
+    if any(fill((*t.literals[:-1], end), values) == message.rstrip() for end in lasts):
+        return True
+    # last of all, runs of spaces count as one
+    spaces = re.compile(" {2,}")
+    refilled = fill(tuple(spaces.sub(" ", lit) for lit in (*t.literals[:-1], last)), values)
+    return refilled == spaces.sub(" ", message.rstrip())
 
 
 #: Placeholder expressions as f-strings have them, nested brackets and braces included.

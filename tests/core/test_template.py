@@ -199,3 +199,11 @@ def test_starts_says_a_message_is_the_template_cut_short() -> None:
     template = parse_template("Template {name} does not exist.")
     assert template.starts("Template qwen3_6 does not ex")
     assert not template.starts("The template qwen3_6 does not exist.")
+
+
+def test_runs_of_spaces_count_as_one_when_nothing_else_fits() -> None:
+    """dev/449: ``Can't find 'adapter_config.json'  at '...'`` with a doubled space."""
+    template = parse_template("Can't find 'adapter_config.json' at '{model_id}'")
+    assert template.match("Can't find 'adapter_config.json'  at 'out/x'") == ("out/x",)
+    assert template.match("Can't find 'adapter_config.json' at 'a  b'") == ("a  b",)  # exact first
+    assert template.match("Can't find  'config.json'  at 'x'") is None

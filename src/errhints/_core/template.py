@@ -68,7 +68,8 @@ class Template:
         text read back from a log has lost it, while some messages end with a space. So is
         the template's final full stop when the message has none: an issue title or a
         retyped message drops it, and a release may word it without (LlamaFactory 0.9.0's
-        ``... does not match the number of <image> tokens``).
+        ``... does not match the number of <image> tokens``). Last, runs of spaces count as
+        one (``Can't find 'adapter_config.json'  at ...`` copied from a rendered page).
         """
         values = self._match(message, self.literals)
         if values is None:
@@ -78,6 +79,10 @@ class Template:
                 values = self._match(stripped, (*self.literals[:-1], last))
             if values is None and last.endswith(".") and not stripped.endswith("."):
                 values = self._match(stripped, (*self.literals[:-1], last[:-1]))
+            if values is None and "  " in stripped:
+                # a copy from a rendered page or a retyped line doubles a space
+                lits = tuple(_SPACES.sub(" ", lit) for lit in (*self.literals[:-1], last))
+                values = self._match(_SPACES.sub(" ", stripped), lits)
         return values
 
     @staticmethod
@@ -206,6 +211,7 @@ class Template:
 
 
 _CLOSER = {"(": ")", "[": "]", "{": "}"}
+_SPACES = re.compile(" {2,}")
 
 
 def _visibly_cut(value: str) -> bool:
