@@ -48,16 +48,12 @@ NOT_IN_PASTE = ("(cut)", "(from title", "(title", "paste cut", "cut off in paste
 RULE_VIAS = frozenset({"no context", "shared", "look-alike"})
 
 
-#: Suffixes of an entry split at a release (``x`` and ``x-legacy``): one failure, explained for
-#: two ranges of releases. Either side is the expected entry's explanation.
-SPLIT_SUFFIXES = ("-legacy", "-old")
-
-
 def _family(entry_id: str) -> str:
-    for suffix in SPLIT_SUFFIXES:
-        if entry_id.endswith(suffix):
-            return entry_id[: -len(suffix)]
-    return entry_id
+    """An entry split at a release (``x`` and ``x-legacy``): one failure, explained for two
+    ranges of releases; either side is the expected entry's explanation."""
+    from errhints._core.catalog import split_family
+
+    return split_family(entry_id)
 
 
 @dataclass(frozen=True)

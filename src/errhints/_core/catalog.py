@@ -29,6 +29,7 @@ __all__ = [
     "builtin_catalog_dir",
     "load_catalog",
     "mention_range",
+    "split_family",
     "user_catalog_dirs",
 ]
 
@@ -437,6 +438,19 @@ def _mentions(data: Mapping[str, Any], releases: ReleaseRange) -> dict[str, tupl
             if own.last not in releases and own.first not in releases:
                 raise _Invalid(f"mentions.{kind}", f"{name!r}: outside the entry's {releases}")
     return mentions
+
+
+#: Suffixes of an entry split at a release (``x`` and ``x-legacy``, ``x-old``): one failure,
+#: two ranges of releases, each side with the causes and fixes that hold there.
+SPLIT_SUFFIXES = ("-legacy", "-old")
+
+
+def split_family(entry_id: str) -> str:
+    """The id both sides of an entry split at a release share (``x`` for ``x-legacy``)."""
+    for suffix in SPLIT_SUFFIXES:
+        if entry_id.endswith(suffix):
+            return entry_id[: -len(suffix)]
+    return entry_id
 
 
 def mention_range(mention: str, releases: ReleaseRange) -> tuple[str, ReleaseRange]:

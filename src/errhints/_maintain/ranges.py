@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .._core.catalog import Entry, Site
+from .._core.catalog import Entry, Site, split_family
 from .._core.releases import version_key
 from .._core.siteindex import Identified, function_history, releases, sites_at
 from .._core.template import Template, TemplateError, parse_template
@@ -98,18 +98,6 @@ def _spans(missing: list[str], versions: list[str]) -> list[tuple[str, str]]:
     return spans
 
 
-#: Suffixes of an entry split at a release (``x`` and ``x-legacy``): one failure, two ranges.
-_SPLIT_SUFFIXES = ("-legacy", "-old")
-
-
-def _family(entry_id: str) -> str:
-    """The id an entry split at a release shares with its other side."""
-    for suffix in _SPLIT_SUFFIXES:
-        if entry_id.endswith(suffix):
-            return entry_id[: -len(suffix)]
-    return entry_id
-
-
 def _site(
     entry: Entry, site: Site, versions: list[str], report: RangeReport, siblings: set[str]
 ) -> None:
@@ -155,7 +143,7 @@ def check_ranges(entries: Iterable[Entry]) -> list[RangeReport]:
     cache: dict[str, list[str]] = {}
     families: dict[str, list[Entry]] = {}
     for entry in entries:
-        families.setdefault(_family(entry.id), []).append(entry)
+        families.setdefault(split_family(entry.id), []).append(entry)
     for entry in entries:
         if not entry.sites:
             continue
@@ -172,7 +160,7 @@ def check_ranges(entries: Iterable[Entry]) -> list[RangeReport]:
         else:
             siblings = {  # the other side of a split entry names them
                 v
-                for other in families[_family(entry.id)]
+                for other in families[split_family(entry.id)]
                 if other is not entry
                 for v in other.releases.select(versions)
             }
