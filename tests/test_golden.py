@@ -98,29 +98,30 @@ def test_doctor(name: str) -> None:
     check(name, normalized_doctor(proc.stdout))
 
 
-def test_explain_a_traceback_cut_before_its_error_line() -> None:
-    """dev/027: the paste stops in the middle of the stack; errhints says where, and what to
-    paste, instead of an empty headline."""
-    paste = "tests/data/pastes/dev/027-llamafactory-undefined-dataset-filepath-cut.txt"
-    proc = run("-m", "errhints", "explain", paste)
+@pytest.mark.parametrize(
+    ("paste", "golden", "known"),
+    [
+        # dev/027: the paste stops in the middle of the stack; errhints says where, and what
+        # to paste. The frame's source line is a call (get_dataset_list): the failure came
+        # from below it, so the checks _get_merged_dataset raises itself are not named.
+        ("dev/027-llamafactory-undefined-dataset-filepath-cut.txt", "explain-cut.txt", None),
+        # dev/205: it stops in check_dependencies, where one failure the catalog knows comes
+        # from; it is named, not matched (the error line is not shown).
+        (
+            "dev/205-llamafactory-check-dependencies-internvl3-transfor.txt",
+            "explain-cut-known.txt",
+            ["llamafactory.dependency-version-check"],
+        ),
+    ],
+)
+def test_explain_a_traceback_cut_before_its_error_line(
+    paste: str, golden: str, known: list[str] | None
+) -> None:
+    path = f"tests/data/pastes/{paste}"
+    proc = run("-m", "errhints", "explain", path)
     assert proc.returncode == 1
-    check("explain-cut.txt", proc.stdout)
-    data = run("-m", "errhints", "explain", "--json", paste)
+    check(golden, proc.stdout)
+    data = run("-m", "errhints", "explain", "--json", path)
     (finding,) = json.loads(data.stdout)["findings"]
     assert finding["cut"] is True and finding["matches"] == []
-    # the frame's source line is a call (get_dataset_list): the failure came from below it,
-    # so the checks _get_merged_dataset raises itself are not named
-    assert "known_here" not in finding
-
-
-def test_explain_names_what_the_catalog_knows_in_the_frame_a_cut_traceback_stops_in() -> None:
-    """dev/205: the paste stops in LlamaFactory's check_dependencies, where one failure the
-    catalog knows comes from; it is named (not matched: the error line is not shown)."""
-    paste = "tests/data/pastes/dev/205-llamafactory-check-dependencies-internvl3-transfor.txt"
-    proc = run("-m", "errhints", "explain", paste)
-    assert proc.returncode == 1
-    check("explain-cut-known.txt", proc.stdout)
-    data = run("-m", "errhints", "explain", "--json", paste)
-    (finding,) = json.loads(data.stdout)["findings"]
-    assert finding["matches"] == []
-    assert finding["known_here"] == ["llamafactory.dependency-version-check"]
+    assert finding.get("known_here") == known
