@@ -108,6 +108,11 @@ def test_show_prints_a_whole_entry() -> None:
         assert part in proc.stdout
     missing = errhints("show", "sglang.no-such-entry")
     assert missing.returncode == 1 and "no entry" in missing.stderr
+    # how an entry matches on text, when it is not by its literal words alone
+    shared = errhints("show", "llamafactory.unused-cli-arguments").stdout
+    assert "(the same words are raised by transformers)" in shared
+    shaped = errhints("show", "sglang.weight-name-not-in-model").stdout
+    assert "(matched on text when the message has the shape tensor-name)" in shaped
 
 
 def test_search_finds_entries_by_meaning_words() -> None:

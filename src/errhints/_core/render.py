@@ -246,6 +246,11 @@ def render_entry(entry: Entry) -> str:
     message = entry.template.source.splitlines() or [""]
     lines.append(f"  message:   {message[0]}")
     lines.extend(f"             {line}" for line in message[1:])
+    if entry.shape:
+        lines.append(f"             (matched on text when the message has the shape {entry.shape})")
+    if entry.shared_with:
+        who = ", ".join(_SHARED_NAMES.get(name, name) for name in entry.shared_with)
+        lines.append(f"             (the same words are raised by {who})")
     for site in entry.sites:
         line = f":{site.line}" if site.line else ""
         lines.append(
