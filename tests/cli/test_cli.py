@@ -214,6 +214,30 @@ def test_sglangs_own_start_up_lines_show_its_run() -> None:
     )
 
 
+def test_a_typed_message_cut_inside_its_first_words_is_matched_under_its_frames() -> None:
+    """dev/456: Triton's OutOfResources, cut at 'shared me', under SGLang's EP MoE kernel."""
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/opt/sglang/python/sglang/srt/layers/moe/ep_moe/kernels.py", line 331, in '
+        "grouped_gemm_triton\n"
+        "    grouped_gemm_triton_kernel[grid](\n"
+        '  File "/usr/lib/python3.10/dist-packages/triton/compiler/compiler.py", line 374, in '
+        "_init_handles\n"
+        '    raise OutOfResources(self.metadata.shared, max_shared, "shared memory")\n'
+        "triton.runtime.errors.OutOfResources: out of resource: shared me\n"
+    )
+    (finding,) = json.loads(errhints("explain", "--json", "-", stdin=text).stdout)["findings"]
+    (match,) = finding["matches"]
+    assert (match["id"], match["confidence"], match["via"]) == (
+        "sglang.triton-out-of-shared-memory",
+        "strong",
+        "cut message",
+    )
+    # the same cut without the type is too little to go on
+    bare = errhints("explain", "--json", "-", stdin="out of resource: shared me\n").stdout
+    assert "triton-out-of-shared-memory" not in bare
+
+
 def test_a_message_carried_in_sglangs_own_message_is_sglangs() -> None:
     """dev/340: SGLang's capture failure carries a CUDA error; the carrier shows whose run it
     is, so SGLang's entry for the carried error is strong and LlamaFactory's is dropped."""

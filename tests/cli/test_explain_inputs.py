@@ -165,3 +165,15 @@ def test_words_before_a_cut_traceback_still_count() -> None:
     proc = errhints("explain", "-", stdin=text)
     assert proc.returncode == 0, proc.stderr
     assert "errhints: sglang.scheduler-hit-exception-sigquit" in proc.stdout
+
+
+def test_every_development_paste_is_read_without_a_traceback_of_errhints() -> None:
+    """The real pastes under tests/data/pastes/dev, all in one run: findings or nothing, never
+    errhints' own traceback (what they should explain is scored by scripts/paste_report.py)."""
+    pastes = sorted((Path(__file__).resolve().parents[1] / "data" / "pastes" / "dev").glob("*"))
+    assert len(pastes) > 250
+    proc = errhints("explain", "--json", "--", *map(str, pastes))
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
+    findings = json.loads(proc.stdout)["findings"]
+    assert {f["file"] for f in findings} <= set(map(str, pastes))

@@ -22,7 +22,7 @@ from .._facts.model import ErrorFacts, Frame
 from .._packages import canonical_path, installed_release, project_names
 from .catalog import Catalog, ContextFrame, Entry, Site, site_dict
 from .lookalikes import shared_by
-from .template import SHAPES, fits_shape
+from .template import MIN_LITERAL_CHARS, SHAPES, fits_shape
 
 __all__ = ["Confidence", "Index", "Match", "build_index", "explain_facts", "known_at"]
 
@@ -118,6 +118,18 @@ class Match:
 
 #: A file name in a message's literal text (``dataset_info.json``): no generic sentence.
 _FILE_NAME = re.compile(r"[A-Za-z0-9_]{3,}\.(?:json|jsonl|yaml|yml|py|toml|safetensors|bin)\b")
+
+
+def _cut_start(entry: Entry, facts: ErrorFacts, message: str) -> bool:
+    """A typed message cut short inside the template's first literal (``OutOfResources: out of
+    resource: shared me``): the type the entry names and a distinctive start of its words."""
+    first = entry.template.literals[0]
+    return (
+        bool(facts.type_name)
+        and facts.type_name.rpartition(".")[2] in entry.exception_short_names
+        and first.startswith(message.rstrip())
+        and sum(c.isalnum() for c in message) >= MIN_LITERAL_CHARS
+    )
 
 
 def _distinctive(entry: Entry, message: str) -> bool:
@@ -441,14 +453,20 @@ class _Matcher:
             values = entry.template.match(message)
             if values is None:
                 values = entry.template.match_head(message)  # a paste cut mid-message
-            if values is None:
+            cut = values is None and _cut_start(entry, facts, message)
+            if values is None and not cut:
                 continue
             made = self._on_text(entry, facts, stack, packages, has_stack, embedded)
             if made is None:
                 continue
+            if cut and made.confidence == "exact":
+                made = self._make(
+                    entry, "strong", 95.0, "cut message", facts, embedded, None, made.frame
+                )
             self.add(made)
             precise = precise or made.confidence != "weak"
-            self.embedded_in(entry, values, stack, packages, has_stack, depth)
+            if values is not None:  # a message cut short carries nothing to read further
+                self.embedded_in(entry, values, stack, packages, has_stack, depth)
         # 1b. A raise site that moved: the innermost function is an entry's site at another
         # path in this release (the site index knows every path a function had).
         if not precise and facts.frames and facts.frames[-1].path and facts.frames[-1].package:

@@ -100,6 +100,7 @@ _VIA_LABELS = {
     "project frames": "strong: its project's frames, not the ones it is known for",
     "carried": "strong: carried inside the project's own error message",
     "cut site": "strong: its raise site, the message cut short",
+    "cut message": "strong: its type and frames, the message cut short",
     "no context": "weak: nothing in the text shows an SGLang or LlamaFactory run",
     "look-alike": "weak: the text shows another project",
 }
