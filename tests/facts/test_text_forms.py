@@ -186,6 +186,16 @@ def test_a_bare_exception_line() -> None:
     assert exception_in("Exception: ") is None
 
 
+def test_an_exception_line_cited_in_backticks_ends_at_the_closing_one() -> None:
+    """dev/468: prose cites ``The exact error is - `ValueError: Processor was not found ...` ``."""
+    line = "The exact error is - `ValueError: Processor was not found, please check.` Any idea?"
+    assert exception_in(line) == (22, "ValueError", "Processor was not found, please check.")
+    quoted = "it says \u201cRuntimeError: Empty dataset!\u201d again"
+    assert exception_in(quoted) == (9, "RuntimeError", "Empty dataset!")
+    # no closing quote: the message runs to the end of the line as before
+    assert exception_in("see `ValueError: bad value")[2] == "bad value"
+
+
 def test_an_exception_line_glued_to_a_title_in_another_script() -> None:
     """dev/340: an issue title in Chinese, then the error line with no space between."""
     line = "SGlang部署qwen2.5失败Exception: Capture cuda graph failed: boom"

@@ -185,7 +185,7 @@ def _exception_at(
     if not paren:
         if end + 1 < len(content) and content[end + 1] != " ":
             return None
-        return begin, name, content[end + 2 :]
+        return begin, name, _unquoted(content[end + 2 :], content[begin - 1 : begin])
     close = content.find(")", end, end + 300)
     if close < 0 or content[close + 1 : close + 2] != ":":
         return None
@@ -195,6 +195,20 @@ def _exception_at(
     if _TYPE.fullmatch(inner) and is_exception_name(inner):
         return begin, f"{name}({inner})", content[close + 3 :]
     return begin, name, content[begin:]
+
+
+#: Quotes prose puts around an error line it cites: `ValueError: ...`, “ValueError: ...”.
+_CLOSING_QUOTE = {"`": "`", "\u201c": "\u201d"}
+
+
+def _unquoted(message: str, before: str) -> str:
+    """The message without the closing quote of the one before the exception's name (prose
+    citing the error in backticks), and what follows it; as is when it has none."""
+    closing = _CLOSING_QUOTE.get(before)
+    if closing is None:
+        return message
+    at = message.rfind(closing)
+    return message[:at] if at > 0 else message
 
 
 def worth_a_look(raw: str) -> bool:
