@@ -99,7 +99,7 @@ def _spans(missing: list[str], versions: list[str]) -> list[tuple[str, str]]:
 
 
 def _site(
-    entry: Entry, site: Site, versions: list[str], report: RangeReport, siblings: set[str]
+    entry: Entry, site: Site, versions: list[str], report: RangeReport, outside: list[str]
 ) -> None:
     wanted = site.releases.select(versions)
     paths = {site.path} | {path for path, _r in function_history(entry.package, site.function)}
@@ -107,17 +107,14 @@ def _site(
     for path in sorted(paths):
         known.extend(s for s in sites_at(entry.package, path, site.function) if s not in known)
     fitting: set[str] = set()
+    beyond: set[str] = set()
     for found in known:
         if _agree(entry.template, found.template):
             fitting |= _covered(found, wanted)
+            if _same_failure(entry, found):
+                beyond |= _covered(found, outside)
     report.checked += len(wanted)
-    # outside the entry's range: a release another of its sites covers is not outside
-    outside = [v for v in versions if v not in entry.releases and v not in siblings]
-    beyond: set[str] = set()
-    for found in known:
-        if _same_failure(entry, found) and _agree(entry.template, found.template):
-            beyond |= _covered(found, outside)
-    for first, last in _spans(sorted(beyond), versions):
+    for first, last in _spans(list(beyond), versions):
         span = first if first == last else f"{first} to {last}"
         report.wider.append(f"{site.path}:{site.function} in {span}")
     missing = [v for v in wanted if v not in fitting]
@@ -158,13 +155,14 @@ def check_ranges(entries: Iterable[Entry]) -> list[RangeReport]:
         elif all(site.function == "<module>" for site in entry.sites):
             report.skipped = "a message table at module level, not a raise site"
         else:
-            siblings = {  # the other side of a split entry names them
+            # outside the range: not a release of the entry (whichever of its sites covers
+            # it) nor of the other side of a split entry
+            outside = [
                 v
-                for other in families[split_family(entry.id)]
-                if other is not entry
-                for v in other.releases.select(versions)
-            }
+                for v in versions
+                if not any(v in e.releases for e in families[split_family(entry.id)])
+            ]
             for site in entry.sites:
-                _site(entry, site, versions, report, siblings)
+                _site(entry, site, versions, report, outside)
         reports.append(report)
     return reports
