@@ -236,10 +236,13 @@ class _Record:
         self.tail.append(s)
 
     def drop_last(self) -> None:
-        """Take back the last line added (it belonged to what follows)."""
+        """Take back the last line added (it belonged to what follows), as ``add`` counted it."""
         lines = self.tail if self.tail else self.head
         if lines:
-            lines.pop()
+            dropped = lines.pop()
+            if self.state == _MSG:
+                self.msg_lines -= 1
+                self.msg_chars -= len(dropped) + 1
 
     def wrapped_function(self, st: str) -> bool:
         """A frame line wrapped after ``, in`` (a narrow terminal or a quoted paste): the
@@ -571,7 +574,6 @@ class _Scanner:
                     # A frame right under a message: a log printed newest first (Cloud
                     # Logging), where each frame's source line comes before its frame line.
                     record.drop_last()
-                    record.msg_lines -= 1
                 return False
             if s[0] not in " \t" and starts_exception(s):
                 return False
