@@ -14,6 +14,7 @@ from .._config import NOTE_PREFIX, Verbosity
 from .._packages import installed_release, project_named
 from . import known_names
 from .catalog import Entry, Site
+from .lookalikes import shared_by
 from .match import Match
 from .releases import version_key
 
@@ -111,8 +112,6 @@ _SHARED_NAMES = {"vllm": "vLLM"}
 
 def _shared_label(entry: Entry) -> str:
     """``weak: vLLM raises the same words, and nothing here shows SGLang``."""
-    from .lookalikes import shared_by
-
     others = entry.shared_with or shared_by(entry.template) or ("another project",)
     who = " and ".join(_SHARED_NAMES.get(name, name) for name in others)
     project = project_named(entry.package)
