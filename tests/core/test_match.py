@@ -302,6 +302,33 @@ def test_drifted_wording_is_a_weak_match(tmp_path: Path) -> None:
     assert explain_facts(ErrorFacts(type_name="ValueError", message=unrelated), index) == []
 
 
+def test_a_retyped_third_party_message_is_a_weak_guess(tmp_path: Path) -> None:
+    """dev/269: transformers' message under LlamaFactory's frames, retyped with a typo and
+    without its underscore, is offered as a weak guess; a part of it inside other words is not."""
+    index = make_index(
+        tmp_path,
+        {
+            "slug": "eval-needs-dataset",
+            "exception": '"ValueError"',
+            "template": '"Trainer: evaluation requires an eval_dataset."',
+            "extra": '[context]\nframes = [{path = "sglang/srt/managers/scheduler.py"}]\n',
+        },
+    )
+    retyped = ErrorFacts(
+        type_name="ValueError", message="Trainer: evaluation reguires an eval dataset."
+    )
+    [match] = explain_facts(retyped, index)
+    assert (match.confidence, match.via) == ("weak", "fuzzy")
+    inside = "Server error: Trainer: evaluation requires an eval dataset, and the request failed."
+    assert explain_facts(ErrorFacts(type_name="ValueError", message=inside), index) == []
+    # its project's frames without the context frame: raised somewhere this entry is not
+    elsewhere = frame("sglang/srt/entrypoints/http_server.py", "generate")
+    under_other = ErrorFacts(
+        type_name="ValueError", message=retyped.message, frames=(elsewhere,), has_stack=True
+    )
+    assert explain_facts(under_other, index) == []
+
+
 def test_huge_message_is_handled(tmp_path: Path) -> None:
     """A 10 MB message is matched (or not) without blowing up."""
     index = make_index(

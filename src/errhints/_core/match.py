@@ -36,6 +36,9 @@ _RANK = {"exact": 0, "strong": 1, "weak": 2, "identified": 3}
 KEY_CHARS = 6
 #: Fuzzy score (0-100) a weak match must reach.
 WEAK_THRESHOLD = 88.0
+#: Fuzzy score a third-party message under context frames must reach: only a retyped copy
+#: (a typo, a lost word) of another library's words, which read like many others'.
+RETYPED_THRESHOLD = 95.0
 #: How much of a huge message the word index and fuzzy scorer look at (head and tail).
 WINDOW = 4096
 #: Most entries the fuzzy scorer looks at, those sharing the most words with the message.
@@ -473,7 +476,7 @@ class _Matcher:
             precise = self.moved_site(facts, type_names, stack, packages, has_stack, embedded)
         # 3. Fuzzy, only when nothing precise fits.
         if not precise and not embedded:
-            self.fuzzy(facts, type_names, packages, has_stack)
+            self.fuzzy(facts, type_names, stack, packages, has_stack)
         # Messages that carry another system's error (JSON bodies, wrapped reprs).
         if depth < MAX_EMBED_DEPTH:
             for inner_message in _embedded_messages(message):
@@ -626,6 +629,7 @@ class _Matcher:
         self,
         facts: ErrorFacts,
         type_names: frozenset[str] | None,
+        stack: tuple[Frame, ...],
         packages: frozenset[str],
         has_stack: bool,
     ) -> None:
@@ -644,6 +648,7 @@ class _Matcher:
         if not shortlisted:
             return
         from rapidfuzz import fuzz
+        from rapidfuzz.utils import default_process
 
         message = _unwrapped(facts.message)
         if len(message) > 2 * WINDOW:
@@ -651,17 +656,30 @@ class _Matcher:
         for entry in shortlisted:
             if entry.id in self.found:
                 continue  # matched on its template already, with the reason it is weak
-            if entry.context or not _type_ok(entry, type_names):
+            if not _type_ok(entry, type_names):
                 continue
             if not self._in_scope(entry, packages, has_stack, embedded=False):
                 continue
             skeleton = entry.template.skeleton
-            score = min(
-                fuzz.token_set_ratio(skeleton, message),
-                fuzz.partial_ratio(skeleton, message) if len(skeleton) <= len(message) else 0.0,
-            )
-            if score >= WEAK_THRESHOLD:
-                self.add(self._make(entry, "weak", float(score), "fuzzy", facts, False))
+            if entry.context:
+                # Another library's words: only the whole message retyped by hand (case,
+                # punctuation or an underscore lost, a letter wrong), never a part of it.
+                score = fuzz.ratio(skeleton, message, processor=default_process)
+                if score < RETYPED_THRESHOLD:
+                    continue
+            else:
+                score = min(
+                    fuzz.token_set_ratio(skeleton, message),
+                    fuzz.partial_ratio(skeleton, message) if len(skeleton) <= len(message) else 0,
+                )
+                if score < WEAK_THRESHOLD:
+                    continue
+            if (
+                entry.context
+                and self._on_text(entry, facts, stack, packages, has_stack, False) is None
+            ):
+                continue  # where it was raised rules this library's words out
+            self.add(self._make(entry, "weak", float(score), "fuzzy", facts, False))
 
     @staticmethod
     def _make(
