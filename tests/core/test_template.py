@@ -134,6 +134,19 @@ def test_the_first_lines_of_a_multi_line_message_fit_its_template() -> None:
     assert parse_template("Bad: {x}\nmore text here").match_head("Bad: y") is None
 
 
+def test_a_one_line_template_fits_the_first_line_of_a_longer_message() -> None:
+    """dev/515: the user's own sentence under the quoted error was read as the message's
+    second line; what the code wrote is the first line, and it fits."""
+    template = parse_template("The model's max seq len ({n}) is larger than the KV cache ({m}).")
+    two = "The model's max seq len (4096) is larger than the KV cache (1216).\n运行 chat 模式时没有此问题"
+    assert template.match(two) == ("4096", "1216")
+    # the first line has to fit on its own; a template of several lines never splits
+    assert (
+        template.match("The model's max seq len (4096) is\nlarger than the KV cache (1).") is None
+    )
+    assert parse_template("Bad: {x}\nmore text here").match("Bad: y\nother text") is None
+
+
 def test_a_one_line_message_cut_inside_its_last_value_fits_its_template() -> None:
     """dev/344: the paste stops inside the messages list, before the template's final '.'."""
     new = parse_template(

@@ -70,6 +70,8 @@ class Template:
         retyped message drops it, and a release may word it without (LlamaFactory 0.9.0's
         ``... does not match the number of <image> tokens``). Last, runs of spaces count as
         one (``Can't find 'adapter_config.json'  at ...`` copied from a rendered page).
+        A one-line template fits a message of several lines by its first line alone: what
+        follows it is not what the code wrote (the user's own words under a quoted error).
         """
         values = self._match(message, self.literals)
         if values is None:
@@ -83,6 +85,8 @@ class Template:
                 # a copy from a rendered page or a retyped line doubles a space
                 lits = tuple(_SPACES.sub(" ", lit) for lit in (*self.literals[:-1], last))
                 values = self._match(_SPACES.sub(" ", stripped), lits)
+            if values is None and "\n" in stripped and "\n" not in self.source:
+                values = self.match(stripped[: stripped.index("\n")])
         return values
 
     @staticmethod
