@@ -205,6 +205,26 @@ def test_an_exception_line_glued_to_a_title_in_another_script() -> None:
     assert exception_in("the server raised an Exception: see below") is None
 
 
+def test_two_errors_on_one_line_behind_a_ranks_prefix_are_two_findings() -> None:
+    """dev/486: prose quotes one error, then another with the rank's prefix it was logged with."""
+    line = (
+        "it will show me that:ValueError: Processor was not found, please check. but I change "
+        "the template it will show me that: [rank4]: ValueError: Template qwen3_vl does not exist."
+    )
+    found = [(f.facts.type_name, f.facts.message) for f in scan_text(line + "\n")]
+    assert found == [
+        (
+            "ValueError",
+            "Processor was not found, please check. but I change the template it "
+            "will show me that:",
+        ),
+        ("ValueError", "Template qwen3_vl does not exist."),
+    ]
+    # a rank's prefix before the only error changes nothing
+    assert only("[rank4]: ValueError: bad\n").message == "bad"
+    assert only("see [rank4] here: ValueError: bad [rank2] too\n").message == "bad [rank2] too"
+
+
 def test_a_cpp_abort_gives_the_what_message() -> None:
     """dev/060: ``terminate called after throwing an instance of 'c10::Error'``."""
     facts = only(
@@ -279,6 +299,9 @@ def test_the_projects_the_text_shows() -> None:
     vllm = f'  File "{SITE}/vllm/engine/llm_engine.py", line 3, in f\nValueError: bad\n'
     assert scan_text(vllm)[0].context == {"vllm"}
     assert scan_text("ValueError: bad\n")[0].context == frozenset()
+    # dev/502: SGLang's scheduler loop named in a summary of the stack
+    summary = "RuntimeError: CUDA error\n  ...in scheduler.event_loop_overlap() -> x()\n"
+    assert scan_text(summary)[0].context == {"sglang"}
     streamed = list(scan_stream(io.BytesIO(log.encode()), 7))
     assert streamed[0].context == {"llamafactory"}
 

@@ -15,6 +15,7 @@ __all__ = [
     "KNOWN_EXCEPTIONS",
     "RAY_REPEAT",
     "exception_in",
+    "glued_error",
     "is_exception_name",
     "peel",
     "raise_in",
@@ -209,6 +210,19 @@ def _unquoted(message: str, before: str) -> str:
         return message
     at = message.rfind(closing)
     return message[:at] if at > 0 else message
+
+
+#: A rank's prefix inside a line, before an error: ``... it shows: [rank4]: ValueError: ...``.
+_GLUED_RANK = re.compile(r"\s\[rank\d{1,6}\]: ?(?=[A-Za-z_][\w.]{0,200}(?:Error|Exception): )")
+
+
+def glued_error(message: str) -> int:
+    """Where a second error starts inside a message, after a rank's prefix (two errors
+    quoted on one line of prose, or two ranks' lines glued together), else ``-1``."""
+    if "[rank" not in message:
+        return -1
+    found = _GLUED_RANK.search(message)
+    return found.start() if found is not None else -1
 
 
 def worth_a_look(raw: str) -> bool:

@@ -20,6 +20,7 @@ from .lines import (
     ANSI,
     RAY_REPEAT,
     exception_in,
+    glued_error,
     is_exception_name,
     peel,
     raise_in,
@@ -108,8 +109,8 @@ _PROGRESS = re.compile(r"\s{0,8}(?:[\w .:/-]{0,80}: {0,2})?\d{1,3}%\|")
 
 #: What the text says about the run it comes from: literal spellings of each project in
 #: paths, module names, commands and logger names, and log lines only that project prints
-#: (SGLang's start-up: its CUDA-graph progress bar, weight loading, KV pool, ready line; none
-#: in vLLM's sources), searched in C over whole blocks.
+#: (SGLang's start-up: its CUDA-graph progress bar, weight loading, KV pool, ready line; its
+#: scheduler's event loops; none in vLLM's sources), searched in C over whole blocks.
 EVIDENCE: dict[str, tuple[str, ...]] = {
     "sglang": (
         "sglang",
@@ -121,6 +122,8 @@ EVIDENCE: dict[str, tuple[str, ...]] = {
         "KV Cache is allocated",
         "Init torch distributed begin",
         "The server is fired up and ready to roll",
+        "scheduler.event_loop_overlap",
+        "scheduler.event_loop_normal",
     ),
     "llamafactory": (
         "llamafactory",
@@ -670,6 +673,12 @@ class _Scanner:
             self._open(record)
             return
         hit = exception_in(content)
+        glued = glued_error(content) if hit is not None else -1
+        if hit is not None and glued > hit[0]:
+            # A second error on the same line, behind a rank's prefix: each is a finding.
+            self._start(key, content[:glued], lineno)
+            self._start(*peel(content[glued:].lstrip()), lineno)
+            return
         if hit is not None:
             begin, type_name, message = hit
             if begin == 0:
