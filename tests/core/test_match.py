@@ -329,6 +329,25 @@ def test_a_retyped_third_party_message_is_a_weak_guess(tmp_path: Path) -> None:
     assert explain_facts(under_other, index) == []
 
 
+def test_of_two_entries_at_one_site_the_more_literal_template_comes_first(
+    tmp_path: Path,
+) -> None:
+    """A converter's ``KeyError: 'user'``: the entry written for that key explains it before
+    the entry for any missing key at the same site, whatever order the catalog lists them in."""
+    site = '[[sites]]\npath = "sglang/srt/convert.py"\nfunction = "convert"\n'
+    index = make_index(
+        tmp_path,
+        {"slug": "a-any-key", "exception": '"KeyError"', "template": '"{name}"', "extra": site},
+        {"slug": "b-user-key", "exception": '"KeyError"', "template": "\"'user'\"", "extra": site},
+    )
+    stack = (frame("sglang/srt/convert.py", "convert"),)
+    facts = ErrorFacts(type_name="KeyError", message="'user'", frames=stack, has_stack=True)
+    assert [(m.id, m.confidence) for m in explain_facts(facts, index)] == [
+        ("sglang.b-user-key", "exact"),
+        ("sglang.a-any-key", "exact"),
+    ]
+
+
 def test_huge_message_is_handled(tmp_path: Path) -> None:
     """A 10 MB message is matched (or not) without blowing up."""
     index = make_index(
@@ -721,7 +740,10 @@ def test_known_at_names_few_failures_and_only_from_below_a_call() -> None:
         return Frame(path, function, 1, path=path, package=path.partition("/")[0], qualified=False)
 
     deps = frame("llamafactory/extras/misc.py", "check_dependencies")
-    assert [e.id for e in known_at(index, deps)] == ["llamafactory.dependency-version-check"]
+    assert sorted(e.id for e in known_at(index, deps)) == [
+        "llamafactory.dependency-version-check",
+        "llamafactory.hf-version-metadata-missing",
+    ]
     run_exp = frame("llamafactory/train/tuner.py", "run_exp")  # dozens of failures pass here
     assert known_at(index, run_exp) == [] and MAX_KNOWN_AT == 3
     merged = frame("llamafactory/data/loader.py", "_get_merged_dataset")

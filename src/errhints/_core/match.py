@@ -404,9 +404,13 @@ class _Matcher:
             return list(self.found.values())
         _drop_other_eras(self.found, stack)
 
-        def key(match: Match) -> tuple[int, int, int, float]:
+        def key(match: Match) -> tuple[int, int, int, float, int]:
             embedded, rank, score = match.sort_key()
-            return (embedded, rank, _release_fit(match.entry), score)
+            # Equally sure: the template with more literal text is the more specific one
+            # (``KeyError: 'user'`` at a converter's site: the entry for that key before the
+            # one for any key).
+            specific = -match.entry.template.literal_chars
+            return (embedded, rank, _release_fit(match.entry), score, specific)
 
         return sorted(self.found.values(), key=key)
 
