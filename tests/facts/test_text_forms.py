@@ -56,6 +56,23 @@ def test_a_traceback_cut_before_its_last_line_is_read_from_the_raise_statement()
     assert facts.frames[-1].path == "llamafactory/data/template.py"
 
 
+def test_a_traceback_cut_inside_its_last_line_is_read_from_the_raise_statement() -> None:
+    """dev/592: the paste stops inside the exception's name (``RuntimeErro``)."""
+    head = (
+        "Traceback (most recent call last):\n"
+        f'  File "{SITE}/llamafactory/data/loader.py", line 272, in _get_preprocessed_dataset\n'
+        '    raise RuntimeError("Cannot find valid samples, check `data/README.md`.")\n'
+    )
+    facts = only(head + "RuntimeErro\n")
+    assert (facts.type_name, facts.message) == (
+        "RuntimeError",
+        "Cannot find valid samples, check `data/README.md`.",
+    )
+    # a last line naming another exception, or with a message of its own, is kept as it is
+    assert only(head + "KeyError\n").type_name == "KeyError"
+    assert only(head + "RuntimeError: other\n").message == "other"
+
+
 def test_the_error_line_pasted_above_its_cut_traceback_belongs_to_it() -> None:
     """dev/124: the reporter put the error first, then the traceback, cut before its end."""
     found = scan_text(

@@ -168,10 +168,14 @@ def _parse_plain(lines: list[str]) -> ErrorFacts | None:
             type_name = split[0]
             more = message_lines(lines[final + 1 :])
             message = _join_message(lines[final], split[1], more, width)
-    if final < 0 and source:
-        # Cut before its last line: the innermost frame's ``raise X("...")`` says what it was.
+    cut_in_last = (
+        final >= 0 and not message.strip() and not any(x.strip() for x in lines[final + 1 :])
+    )
+    if source and (final < 0 or cut_in_last):
+        # Cut before its last line, or inside it (``RuntimeErro`` at the paste's end): the
+        # innermost frame's ``raise X("...")`` says what it was.
         raised = raise_in(source)
-        if raised is not None:
+        if raised is not None and raised[0].startswith(type_name):
             type_name, message = raised
     if not type_name and not frames:
         return None
