@@ -319,6 +319,9 @@ def test_the_projects_the_text_shows() -> None:
     # dev/502: SGLang's scheduler loop named in a summary of the stack
     summary = "RuntimeError: CUDA error\n  ...in scheduler.event_loop_overlap() -> x()\n"
     assert scan_text(summary)[0].context == {"sglang"}
+    # dev/570: a response of SGLang's native /generate, aborted with the error in it
+    body = '{"text":"","meta_info":{"id":"c5","finish_reason":{"message":"ValueError: x"}}}\n'
+    assert scan_text(body)[0].context == {"sglang"}
     streamed = list(scan_stream(io.BytesIO(log.encode()), 7))
     assert streamed[0].context == {"llamafactory"}
 

@@ -110,7 +110,8 @@ _PROGRESS = re.compile(r"\s{0,8}(?:[\w .:/-]{0,80}: {0,2})?\d{1,3}%\|")
 #: What the text says about the run it comes from: literal spellings of each project in
 #: paths, module names, commands and logger names, and log lines only that project prints
 #: (SGLang's start-up: its CUDA-graph progress bar, weight loading, KV pool, ready line; its
-#: scheduler's event loops; none in vLLM's sources), searched in C over whole blocks.
+#: scheduler's event loops; its native API's responses; none in vLLM's sources), searched in
+#: C over whole blocks.
 EVIDENCE: dict[str, tuple[str, ...]] = {
     "sglang": (
         "sglang",
@@ -124,6 +125,8 @@ EVIDENCE: dict[str, tuple[str, ...]] = {
         "The server is fired up and ready to roll",
         "scheduler.event_loop_overlap",
         "scheduler.event_loop_normal",
+        '"meta_info":{"id":',  # the native /generate response, compact and spaced
+        '"meta_info": {"id":',
     ),
     "llamafactory": (
         "llamafactory",
