@@ -73,6 +73,23 @@ def test_a_traceback_cut_inside_its_last_line_is_read_from_the_raise_statement()
     assert only(head + "RuntimeError: other\n").message == "other"
 
 
+def test_a_traceback_indented_as_a_whole_keeps_its_error_line() -> None:
+    """dev/551: every line of the paste moved right, the error line to the frames' column."""
+    facts = only(
+        "```\n"
+        f'  File "{SITE}/sglang/srt/managers/schedule_batch.py", line 2654, in _force_track_h\n'
+        "      assert i % chunk_size == 0\n"
+        "             ^^^^^^^^^^^^^^^^^^^\n"
+        "  AssertionError\n"
+        "```\n"
+    )
+    assert facts.type_name == "AssertionError"
+    assert facts.frames[-1].function == "_force_track_h"
+    # a source line at the frames' column is still a source line
+    facts = only(f'  File "{SITE}/sglang/a.py", line 3, in f\n  raise_error(x)\nValueError: bad\n')
+    assert (facts.type_name, facts.message) == ("ValueError", "bad")
+
+
 def test_the_error_line_pasted_above_its_cut_traceback_belongs_to_it() -> None:
     """dev/124: the reporter put the error first, then the traceback, cut before its end."""
     found = scan_text(

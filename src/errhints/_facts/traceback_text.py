@@ -12,7 +12,7 @@ import re
 from collections import deque
 
 from .._config import NOTE_PREFIX
-from .lines import raise_in, split_exception_line
+from .lines import is_exception_name, raise_in, split_exception_line
 from .model import MAX_CHAIN, MAX_FRAMES, ErrorFacts, Frame
 from .paths import split_path
 
@@ -133,6 +133,7 @@ def _parse_plain(lines: list[str]) -> ErrorFacts | None:
     width = 0
     final = -1
     source = ""  # the innermost frame's source line
+    frame_indent = 0
     for index, s in enumerate(lines):
         st = s.strip()
         if not st:
@@ -153,10 +154,16 @@ def _parse_plain(lines: list[str]) -> ErrorFacts | None:
             if m is not None:
                 func = (m.group(3) or "").strip()
                 frames.append(_frame(m.group(1), func, int(m.group(2))))
+                frame_indent = len(s) - len(s.lstrip())
                 source = ""
-            elif not source and frames:
-                source = st
-            continue
+                continue
+            if not (source and len(s) - len(s.lstrip()) <= frame_indent and _is_final(st)):
+                if not source and frames:
+                    source = st
+                continue
+            # A paste indented as a whole: the error line sits at the frames' indentation,
+            # under the innermost frame's source line.
+            lines = [*lines[:index], st, *lines[index + 1 :]]
         final = index
         break
     if rows:
@@ -187,6 +194,12 @@ def _parse_plain(lines: list[str]) -> ErrorFacts | None:
         headless=bool(frames) and not has_header,
         last_source=source if final < 0 else "",
     )
+
+
+def _is_final(st: str) -> bool:
+    """Whether a stripped line is an exception's final line (``AssertionError``, ``X: y``)."""
+    split = split_exception_line(st)
+    return split is not None and is_exception_name(split[0])
 
 
 def message_lines(more: list[str]) -> list[str]:
