@@ -82,6 +82,8 @@ _LLAMAFACTORY_LAYOUT = frozenset(
         "eval/",
         "third_party/",
         "v1/",
+        "tuner/",  # llmtuner 0.1 to 0.2.x: the trainers, and the datasets in dsets/
+        "dsets/",
         "__init__.py",
         "cli.py",
         "launcher.py",
