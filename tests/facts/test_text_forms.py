@@ -259,6 +259,26 @@ def test_two_errors_on_one_line_behind_a_ranks_prefix_are_two_findings() -> None
     assert only("see [rank4] here: ValueError: bad [rank2] too\n").message == "bad [rank2] too"
 
 
+def test_a_message_starting_on_the_line_after_its_exception_name() -> None:
+    """dev/491: sgl_kernel raises ``ImportError`` with a message that starts with a newline
+    and a bracketed tag; the tag is the message's, not a log record's prefix."""
+    text = (
+        "ImportError:\n"
+        "[sgl_kernel] CRITICAL: Could not load any common_ops library!\n"
+        "\n"
+        "Attempted locations:\n"
+    )
+    facts = only(text)
+    assert facts.type_name == "ImportError"
+    assert facts.message.strip().startswith("[sgl_kernel] CRITICAL: Could not load any")
+    # a prefix with a time, a rank or a pid starts a record of its own
+    found = scan_text("ImportError:\n[rank0]: RuntimeError: boom\n")
+    assert [(f.facts.type_name, f.facts.message) for f in found] == [
+        ("ImportError", ""),
+        ("RuntimeError", "boom"),
+    ]
+
+
 def test_a_cpp_abort_gives_the_what_message() -> None:
     """dev/060: ``terminate called after throwing an instance of 'c10::Error'``."""
     facts = only(

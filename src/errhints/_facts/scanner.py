@@ -250,6 +250,14 @@ class _Record:
                 self.msg_lines -= 1
                 self.msg_chars -= len(dropped) + 1
 
+    def awaits_message(self, lineno: int) -> bool:
+        """Whether the line before ``lineno`` was this record's error line, ending in ``:``
+        with its message still to come (``ImportError:`` and the message on the next lines)."""
+        if self.state != _MSG or self.msg_lines != 1 or self.end != lineno - 1:
+            return False
+        lines = self.tail if self.tail else self.head
+        return bool(lines) and lines[-1].rstrip().endswith(":")
+
     def wrapped_function(self, st: str) -> bool:
         """A frame line wrapped after ``, in`` (a narrow terminal or a quoted paste): the
         function's name on the next line is put back on it."""
@@ -264,6 +272,14 @@ class _Record:
 
     def lines(self) -> list[str]:
         return self.head + list(self.tail) if self.tail else self.head
+
+
+def _tag_only(raw: str, content: str) -> bool:
+    """Whether the prefix peeled off ``raw`` is a bracketed tag without a number (a
+    library's ``[sgl_kernel] CRITICAL: ``), which a log record's prefix always has (its
+    time, rank or pid)."""
+    prefix = raw[: len(raw) - len(content)]
+    return prefix[:1] == "[" and not any(c.isdigit() for c in prefix)
 
 
 def _ends_message(s: str, st: str) -> bool:
@@ -473,6 +489,10 @@ class _Scanner:
             raw = ANSI.sub("", raw)
         self._evidence(raw)
         key, content = peel(raw)
+        if key[:1] == "[" and self.records:
+            waiting = self.records.get("")
+            if waiting is not None and waiting.awaits_message(lineno) and _tag_only(raw, content):
+                key, content = "", raw  # ``[sgl_kernel] CRITICAL: ...`` under ``ImportError:``
         if "TP" in key and "sglang" not in self.context and _SGLANG_PREFIX.search(key):
             self.context = self.context | {"sglang"}
         if content[:1] in ">`":
