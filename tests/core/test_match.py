@@ -302,6 +302,33 @@ def test_drifted_wording_is_a_weak_match(tmp_path: Path) -> None:
     assert explain_facts(ErrorFacts(type_name="ValueError", message=unrelated), index) == []
 
 
+def test_a_fuzzy_match_keeps_the_templates_rarest_word(tmp_path: Path) -> None:
+    """``libnuma.so.1: cannot open ...`` is as close to the libcuda entry's words as a
+    reworded message, but it lacks the one word only that entry says: no guess."""
+    index = make_index(
+        tmp_path,
+        {
+            "slug": "libcuda",
+            "exception": '"ImportError"',
+            "template": '"libcuda.so.1: cannot open shared object file: No such file or directory"',
+        },
+        {
+            "slug": "other",
+            "exception": '"ImportError"',
+            "template": '"libfoo.so: cannot open shared object file, in the loader path"',
+        },
+    )
+
+    def ids(message: str) -> list[str]:
+        facts = ErrorFacts(type_name="ImportError", message=message)
+        return [m.id for m in explain_facts(facts, index)]
+
+    assert ids("libcuda.so.1: can not open the shared object file: No such file or directory") == [
+        "sglang.libcuda"
+    ]
+    assert ids("libnuma.so.1: cannot open shared object file: No such file or directory") == []
+
+
 def test_a_retyped_third_party_message_is_a_weak_guess(tmp_path: Path) -> None:
     """dev/269: transformers' message under LlamaFactory's frames, retyped with a typo and
     without its underscore, is offered as a weak guess; a part of it inside other words is not."""

@@ -640,7 +640,8 @@ class _Matcher:
         """Score the few entries sharing the most distinctive words with the message."""
         counts: dict[str, int] = {}
         entries: dict[str, Entry] = {}
-        for word in _words(facts.message):
+        message_words = _words(facts.message)
+        for word in message_words:
             postings = self.index.fuzzy_words.get(word, ())
             if len(postings) > MAX_POSTINGS:
                 continue  # a word this common says nothing about which entry it is
@@ -671,6 +672,8 @@ class _Matcher:
                 score = fuzz.ratio(skeleton, message, processor=default_process)
                 if score < RETYPED_THRESHOLD:
                     continue
+            elif self._rarest_word(entry) not in message_words:
+                continue  # ``libnuma.so.1: cannot open ...`` is not libcuda's failure reworded
             else:
                 score = min(
                     fuzz.token_set_ratio(skeleton, message),
@@ -684,6 +687,15 @@ class _Matcher:
             ):
                 continue  # where it was raised rules this library's words out
             self.add(self._make(entry, "weak", float(score), "fuzzy", facts, False))
+
+    def _rarest_word(self, entry: Entry) -> str:
+        """The word of the entry's literal text that the fewest entries share (the first
+        such, as a message names its subject first): what a reworded message must still
+        say to be this failure."""
+        words = [w.lower() for w in _WORD.findall(entry.template.skeleton)]
+        postings = self.index.fuzzy_words
+        ranked = [(len(postings.get(w, ())), i, w) for i, w in enumerate(words)]
+        return min((r for r in ranked if r[2] not in _COMMON_WORDS), default=(0, 0, ""))[2]
 
     @staticmethod
     def _make(
