@@ -147,6 +147,25 @@ def test_a_one_line_template_fits_the_first_line_of_a_longer_message() -> None:
     assert parse_template("Bad: {x}\nmore text here").match("Bad: y\nother text") is None
 
 
+def test_a_message_a_terminal_wrapped_at_its_width_fits_joined() -> None:
+    """dev/593: the terminal cut the message inside a word (``8-bit mode`` / ``l, please``)."""
+    template = parse_template("if you want to fine-tune an 8-bit model, please make sure.")
+    assert template.match("if you want to fine-tune an 8-bit mode\nl, please make sure.") == ()
+    fully_literal = parse_template("Empty dataset!")
+    assert fully_literal.match("Empty dataset!\nthen my own words") == ()
+
+
+def test_a_message_running_into_words_in_another_script_fits() -> None:
+    """dev/583: ``...access to localhost.请大佬们执教``: the user's words glued to the message."""
+    template = parse_template("Please set share=True or check your proxy settings to allow {x}.")
+    glued = "Please set share=True or check your proxy settings to allow localhost.请大佬们执教"
+    assert template.match(glued) == ("localhost",)
+    # text in another script inside the message is the message's own
+    assert parse_template("Undefined dataset {name} in dataset_info.json.").match(
+        "Undefined dataset 数据集 in dataset_info.json."
+    ) == ("数据集",)
+
+
 def test_a_one_line_message_cut_inside_its_last_value_fits_its_template() -> None:
     """dev/344: the paste stops inside the messages list, before the template's final '.'."""
     new = parse_template(

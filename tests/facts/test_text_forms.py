@@ -279,6 +279,19 @@ def test_a_message_starting_on_the_line_after_its_exception_name() -> None:
     ]
 
 
+def test_a_frame_line_a_terminal_cut_inside_the_functions_name() -> None:
+    """dev/593: ``..., line 44, in run_`` and ``sft`` on the next line: one name, ``run_sft``."""
+    facts = only(
+        "Traceback (most recent call last):\n"
+        '  File "/home/someone/project/LLaMA-Efficient-Tuning/src/llmtuner/tuner/sft/workflow.py'
+        '", line 44, in run_\n'
+        "sft\n"
+        "    trainer = Seq2SeqPeftTrainer(\n"
+        "ValueError: bad\n"
+    )
+    assert [f.function for f in facts.frames] == ["run_sft"]
+
+
 def test_a_cpp_abort_gives_the_what_message() -> None:
     """dev/060: ``terminate called after throwing an instance of 'c10::Error'``."""
     facts = only(

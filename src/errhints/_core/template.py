@@ -37,6 +37,17 @@ def fits_shape(shape: str, message: str) -> bool:
     return pattern is not None and len(message) <= 2000 and bool(pattern.fullmatch(message.strip()))
 
 
+def _glued_prose(message: str) -> int:
+    """Where prose in another script starts right after the message's last sentence (a full
+    stop or closing bracket followed by a CJK character), else ``-1``."""
+    for at in range(len(message) - 1, 0, -1):
+        if message[at - 1] in ".!)]" and "\u2e80" <= message[at] <= "\u9fff":
+            return at
+        if message[at].isascii() and not message[at].isspace():
+            return -1  # only a tail in another script is looked at
+    return -1
+
+
 class TemplateError(ValueError):
     """A template string that cannot be parsed (unbalanced braces)."""
 
@@ -70,8 +81,10 @@ class Template:
         retyped message drops it, and a release may word it without (LlamaFactory 0.9.0's
         ``... does not match the number of <image> tokens``). Last, runs of spaces count as
         one (``Can't find 'adapter_config.json'  at ...`` copied from a rendered page).
-        A one-line template fits a message of several lines by its first line alone: what
-        follows it is not what the code wrote (the user's own words under a quoted error).
+        A one-line template fits a message of several lines joined as one (a terminal wrapped
+        it at its width), or by its first line alone: what follows it is not what the code
+        wrote (the user's own words under a quoted error). Likewise a message whose last
+        sentence runs into words in another script (``...access to localhost.请大佬们执教``).
         """
         values = self._match(message, self.literals)
         if values is None:
@@ -79,6 +92,8 @@ class Template:
             last = self.literals[-1].rstrip()
             if stripped != message or last != self.literals[-1]:
                 values = self._match(stripped, (*self.literals[:-1], last))
+            if values is None and (end := _glued_prose(stripped)) > 0:
+                values = self.match(stripped[:end])
             if values is None and last.endswith(".") and not stripped.endswith("."):
                 values = self._match(stripped, (*self.literals[:-1], last[:-1]))
             if values is None and "  " in stripped:
@@ -86,7 +101,9 @@ class Template:
                 lits = tuple(_SPACES.sub(" ", lit) for lit in (*self.literals[:-1], last))
                 values = self._match(_SPACES.sub(" ", stripped), lits)
             if values is None and "\n" in stripped and "\n" not in self.source:
-                values = self.match(stripped[: stripped.index("\n")])
+                values = self.match(stripped.replace("\n", ""))
+                if values is None:
+                    values = self.match(stripped[: stripped.index("\n")])
         return values
 
     @staticmethod

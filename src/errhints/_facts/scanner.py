@@ -61,6 +61,12 @@ _MAX_MSG_LINES = 200
 
 _MAX_MSG_CHARS = 64 * 1024
 
+#: Shortest line a terminal's fixed width cuts (a frame line ``..., in run_`` whose name
+#: goes on at the next line's start).
+_WRAP_WIDTH = 60
+
+_NAME_PART = re.compile(r"[\w.<>]{1,200}")
+
 #: Tracebacks followed at once (one per stream); the stalest is closed beyond this.
 _MAX_OPEN = 64
 
@@ -259,15 +265,20 @@ class _Record:
         return bool(lines) and lines[-1].rstrip().endswith(":")
 
     def wrapped_function(self, st: str) -> bool:
-        """A frame line wrapped after ``, in`` (a narrow terminal or a quoted paste): the
-        function's name on the next line is put back on it."""
+        """A frame line wrapped after ``, in`` (a narrow terminal or a quoted paste), or
+        inside the function's name by a terminal's fixed width (``in run_`` / ``sft``): the
+        rest of the name on the next line is put back on it."""
         lines = self.tail if self.tail else self.head
-        if not lines or not st.isidentifier():
+        if not lines or not st.replace(".", "_").replace("<", "_").replace(">", "_").isidentifier():
             return False
-        last = lines[-1].rstrip()
-        if not last.endswith(", in"):
+        last = lines[-1]
+        if last.rstrip().endswith(", in"):
+            lines[-1] = f"{last.rstrip()} {st}"
+            return True
+        at = last.rfind(", in ")
+        if len(last) < _WRAP_WIDTH or at < 0 or not _NAME_PART.fullmatch(last, at + 5):
             return False
-        lines[-1] = f"{last} {st}"
+        lines[-1] = last + st  # cut at the terminal's width, inside the name
         return True
 
     def lines(self) -> list[str]:
