@@ -334,6 +334,11 @@ def test_a_short_paste_of_a_bare_message() -> None:
     assert scan_text("hello\n" * 2000) == []
     assert scan_text("one\ntwo\nthree\nfour\n") == []  # a log, not a message
     assert scan_text("Traceback (most recent call last):\n") == []
+    # the reporter's words around a code block: the block's lines are the message
+    framed = "I got this error:\n```\nPlease merge adapters first.\n```\nAny idea?\nThanks!\n"
+    assert [f.facts.message for f in scan_text(framed)] == ["Please merge adapters first."]
+    long_block = "Hi\n```\none\ntwo\nthree\nfour\n```\n"
+    assert scan_text(long_block) == []
 
 
 # -- bodies -----------------------------------------------------------------------------------

@@ -462,7 +462,8 @@ class _Scanner:
         """Close every open record (end of input).
 
         A short paste that showed no error form at all (``Please merge adapters before
-        quantizing the model.``) is read as bare messages, one per non-blank line.
+        quantizing the model.``) is read as bare messages, one per non-blank line; or, when
+        the reporter's own words around a code block make it longer, the block's lines.
         """
         for record in sorted(self.records.values(), key=lambda r: r.start):
             self._close(record)
@@ -472,10 +473,18 @@ class _Scanner:
         if self._opening is not None and not self.emitted and not self.opened:
             lines = "".join(self._opening).split("\n")
             kept: list[tuple[int, str]] = []
+            fenced: list[tuple[int, str]] = []
+            inside = False
             for lineno, raw in enumerate(lines, 1):
                 content = unwrap(peel(ANSI.sub("", raw).strip())[1]).strip()
-                if content and not content.startswith("```"):
+                if content.startswith("```"):
+                    inside = not inside
+                elif content:
                     kept.append((lineno, content))
+                    if inside:
+                        fenced.append((lineno, content))
+            if len(kept) > _OPENING_LINES and fenced:
+                kept = fenced
             if len(kept) <= _OPENING_LINES:
                 for lineno, content in kept:
                     facts = ErrorFacts(type_name="", message=content)
