@@ -105,12 +105,12 @@ def test_doctor(name: str) -> None:
         # to paste. The frame's source line is a call (get_dataset_list): the failure came
         # from below it, so the checks _get_merged_dataset raises itself are not named.
         ("dev/027-llamafactory-undefined-dataset-filepath-cut.txt", "explain-cut.txt", None),
-        # dev/205: it stops in check_dependencies, where one failure the catalog knows comes
-        # from; it is named, not matched (the error line is not shown).
+        # dev/205: it stops in check_dependencies, where two failures the catalog knows come
+        # from; they are named, not matched (the error line is not shown).
         (
             "dev/205-llamafactory-check-dependencies-internvl3-transfor.txt",
             "explain-cut-known.txt",
-            ["llamafactory.dependency-version-check"],
+            ["llamafactory.dependency-version-check", "llamafactory.hf-version-metadata-missing"],
         ),
     ],
 )
