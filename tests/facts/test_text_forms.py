@@ -90,6 +90,43 @@ def test_a_traceback_indented_as_a_whole_keeps_its_error_line() -> None:
     assert (facts.type_name, facts.message) == ("ValueError", "bad")
 
 
+@pytest.mark.parametrize("indent", ["    ", "\t"])
+def test_a_paste_indented_as_a_markdown_code_block(indent: str) -> None:
+    """Four spaces or a tab before every line (Markdown's indented code block), whatever the
+    paste holds: a traceback with its header, ranks' prefixes, a lone error line."""
+    tb = (
+        "Traceback (most recent call last):\n"
+        f'  File "{SITE}/sglang/srt/model_executor/cuda_graph_runner.py", line 269, in __init__\n'
+        "    raise Exception(\n"
+        "Exception: Capture cuda graph failed: boom\n"
+        "Possible solutions:\n"
+    )
+    for text in (tb, "".join(f"[rank0]: {line}\n" for line in tb.splitlines())):
+        facts = only("".join(indent + line + "\n" for line in text.splitlines()))
+        assert (facts.type_name, facts.message) == (
+            "Exception",
+            "Capture cuda graph failed: boom\nPossible solutions:",
+        )
+        assert facts.frames[-1].function == "__init__"
+    lone = only(f"{indent}Exception: Capture cuda graph failed: boom\n{indent}Possible fix\n")
+    assert (lone.type_name, lone.message) == (
+        "Exception",
+        "Capture cuda graph failed: boom\nPossible fix",
+    )
+
+
+def test_an_excerpt_starting_at_an_indented_source_line_keeps_its_indentation() -> None:
+    """Not a code block: an excerpt cut above its first frame starts at a source line."""
+    facts = only(
+        "    config = load(path)\n"
+        f'  File "{SITE}/transformers/hub.py", line 3, in cached_file\n'
+        "    raise OSError(msg)\n"
+        "OSError: gated repo\n"
+    )
+    assert (facts.type_name, facts.message) == ("OSError", "gated repo")
+    assert [f.function for f in facts.frames] == ["cached_file"]
+
+
 def test_the_error_line_pasted_above_its_cut_traceback_belongs_to_it() -> None:
     """dev/124: the reporter put the error first, then the traceback, cut before its end."""
     found = scan_text(

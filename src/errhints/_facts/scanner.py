@@ -285,6 +285,20 @@ class _Record:
         return self.head + list(self.tail) if self.tail else self.head
 
 
+def _paste_indent(first: str) -> str:
+    """The indentation of a paste indented as a whole (a Markdown code block: four spaces or
+    a tab before every line), judged by the first line read closely: it must open something
+    a log line starts with (a prefix, a quote, a fence, a header or an error line); ``""``
+    when it does not (an excerpt's indented source line keeps its indentation)."""
+    rest = first.lstrip(" \t")
+    indent = first[: len(first) - len(rest)]
+    if len(indent) < 4 and "\t" not in indent:
+        return ""
+    if rest.startswith(("[", ">", "```", _HEADER)) or rest[:1].isdigit() or starts_exception(rest):
+        return indent
+    return ""
+
+
 def _tag_only(raw: str, content: str) -> bool:
     """Whether the prefix peeled off ``raw`` is a bracketed tag without a number (a
     library's ``[sgl_kernel] CRITICAL: ``), which a log record's prefix always has (its
@@ -337,6 +351,8 @@ class _Scanner:
         # command line and start-up logs); after it, only the lines looked at closely.
         self._evidence_left = _EVIDENCE_HEAD
         self._opening: list[str] | None = []  # the text so far, while it is a short paste
+        #: The indentation of a paste indented as a whole (``None`` until a line says).
+        self._indent: str | None = None
         # An error line just closed, held for the rest of its line's handling: a traceback
         # that starts right below it (a paste with the error first) takes it as its own.
         self._held: tuple[str, Finding] | None = None
@@ -507,6 +523,10 @@ class _Scanner:
             raw = next((p for p in reversed(raw.split("\r")) if p.strip()), "")
         if "\x1b" in raw:
             raw = ANSI.sub("", raw)
+        if self._indent is None and raw.strip():
+            self._indent = _paste_indent(raw)
+        if self._indent and raw.startswith(self._indent):
+            raw = raw[len(self._indent) :]
         self._evidence(raw)
         key, content = peel(raw)
         if key[:1] == "[" and self.records:
@@ -688,6 +708,8 @@ class _Scanner:
             record = _Record(key, lineno, "traceback", _TB, group)
             if first[:1] in BOX_TOP:
                 record.indent = len(content) - len(first)
+            elif first is _HEADER and index > 0 and content[:index].isspace():
+                record.indent = index  # a paste indented as a whole (a Markdown code block)
             elif first.startswith('File "'):
                 record.flat = True
                 first = "  " + first
@@ -715,7 +737,13 @@ class _Scanner:
             record.add(content, lineno)
             self._open(record)
             return
-        hit = exception_in(content)
+        indented = len(content) - len(content.lstrip()) if content[:1] in " \t" else 0
+        hit = exception_in(content[indented:])
+        if hit is not None and indented:
+            if hit[0] == 0:
+                content = content[indented:]  # an indented paste's error line
+            else:
+                hit = exception_in(content)
         glued = glued_error(content) if hit is not None else -1
         if hit is not None and glued > hit[0]:
             # A second error on the same line, behind a rank's prefix: each is a finding.
@@ -726,6 +754,7 @@ class _Scanner:
             begin, type_name, message = hit
             if begin == 0:
                 record = _Record(key, lineno, "line", _MSG, False)
+                record.indent = indented
                 record.lone = True
                 record.type_name, record.first_message = type_name, message
                 record.add(content, lineno)
