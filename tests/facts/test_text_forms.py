@@ -329,6 +329,17 @@ def test_a_frame_line_a_terminal_cut_inside_the_functions_name() -> None:
     assert [f.function for f in facts.frames] == ["run_sft"]
 
 
+def test_a_line_glued_after_a_progress_bar() -> None:
+    """tqdm redraws its bar with a carriage return and never ends the line; a paste without
+    the return glues the next line to the finished bar (dev/041's ranks' NCCL lines)."""
+    bar = "Running tokenizer: 100%|##########| 10/10 [00:01<00:00, 9.1it/s]"
+    facts = only(bar + "ValueError: Template foo does not exist.\n")
+    assert (facts.type_name, facts.message) == ("ValueError", "Template foo does not exist.")
+    usage = only(bar + "launch_server.py: error: unrecognized arguments: --x 1\n")
+    assert usage.message.startswith("launch_server.py: error:")
+    assert scan_text(bar + "\n") == []
+
+
 def test_a_cpp_abort_gives_the_what_message() -> None:
     """dev/060: ``terminate called after throwing an instance of 'c10::Error'``."""
     facts = only(

@@ -113,6 +113,12 @@ _OPENING_LINES = 3
 #: A progress bar (tqdm) or the shell's ``Killed``: never part of an error message.
 _PROGRESS = re.compile(r"\s{0,8}(?:[\w .:/-]{0,80}: {0,2})?\d{1,3}%\|")
 
+#: A whole tqdm bar, up to its closing ``[elapsed<left, rate]``, that the next line was glued
+#: to (tqdm redraws with ``\r`` and never ends its line): ``100%|####| 10/10 [00:01<00:00]``.
+_GLUED_BAR = re.compile(
+    r"\s{0,8}(?:[^|\n]{0,80}: {0,2})?\d{1,3}%\|[^|\n]{0,200}\|[^\[\n]{0,60}\[[^\]\n]{0,80}\]"
+)
+
 #: What the text says about the run it comes from: literal spellings of each project in
 #: paths, module names, commands and logger names, and log lines only that project prints
 #: (SGLang's start-up: its CUDA-graph progress bar, weight loading, KV pool, ready line; its
@@ -283,6 +289,12 @@ class _Record:
 
     def lines(self) -> list[str]:
         return self.head + list(self.tail) if self.tail else self.head
+
+
+def _unbarred(raw: str) -> str:
+    """The line a finished progress bar was glued before, without the bar."""
+    bar = _GLUED_BAR.match(raw) if "%|" in raw else None
+    return raw[bar.end() :] if bar is not None and raw[bar.end() :].strip() else raw
 
 
 def _paste_indent(first: str) -> str:
@@ -492,10 +504,10 @@ class _Scanner:
             fenced: list[tuple[int, str]] = []
             inside = False
             for lineno, raw in enumerate(lines, 1):
-                content = unwrap(peel(ANSI.sub("", raw).strip())[1]).strip()
+                content = unwrap(peel(_unbarred(ANSI.sub("", raw)).strip())[1]).strip()
                 if content.startswith("```"):
                     inside = not inside
-                elif content:
+                elif content and not _PROGRESS.match(content):
                     kept.append((lineno, content))
                     if inside:
                         fenced.append((lineno, content))
@@ -523,6 +535,8 @@ class _Scanner:
             raw = next((p for p in reversed(raw.split("\r")) if p.strip()), "")
         if "\x1b" in raw:
             raw = ANSI.sub("", raw)
+        if "%|" in raw:
+            raw = _unbarred(raw)
         if self._indent is None and raw.strip():
             self._indent = _paste_indent(raw)
         if self._indent and raw.startswith(self._indent):
