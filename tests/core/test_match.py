@@ -404,6 +404,41 @@ def test_chain_members_are_explained(standins: Path) -> None:
     assert [(m.id, m.relation) for m in matches] == [("llamafactory.sglang-server-error", "cause")]
 
 
+def test_the_error_shown_last_comes_before_the_one_it_was_raised_from(tmp_path: Path) -> None:
+    """LlamaFactory's API wraps a URL check's refusal (``Invalid URL: {e}``): both are
+    explained at their sites; the wrapper the user sees comes first, though the inner
+    entry's template has more literal text."""
+    inner_site = '[[sites]]\npath = "sglang/srt/check.py"\nfunction = "check_url"\n'
+    outer_site = '[[sites]]\npath = "sglang/srt/api.py"\nfunction = "handle"\n'
+    index = make_index(
+        tmp_path,
+        {
+            "slug": "a-url-refused",
+            "template": '"Only HTTP/HTTPS URLs are allowed."',
+            "extra": inner_site,
+        },
+        {"slug": "b-invalid-url", "template": '"Invalid URL: {e}"', "extra": outer_site},
+    )
+    inner = ErrorFacts(
+        type_name="RuntimeError",
+        message="Only HTTP/HTTPS URLs are allowed.",
+        frames=(frame("sglang/srt/check.py", "check_url"),),
+        has_stack=True,
+        relation="context",
+    )
+    outer = ErrorFacts(
+        type_name="RuntimeError",
+        message="Invalid URL: Only HTTP/HTTPS URLs are allowed.",
+        frames=(frame("sglang/srt/api.py", "handle"),),
+        has_stack=True,
+        chain=[inner],
+    )
+    assert [(m.id, m.relation) for m in explain_facts(outer, index)] == [
+        ("sglang.b-invalid-url", ""),
+        ("sglang.a-url-refused", "context"),
+    ]
+
+
 # -- evidence from the text: run context, look-alikes, generic sentences ----------------------
 
 _NEEDS_FRAMES = '[context]\nframes = [{path = "sglang/srt/managers/scheduler.py"}]\n'

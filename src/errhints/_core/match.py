@@ -404,13 +404,20 @@ class _Matcher:
             return list(self.found.values())
         _drop_other_eras(self.found, stack)
 
-        def key(match: Match) -> tuple[int, int, int, float, int]:
+        def key(match: Match) -> tuple[int, int, int, float, bool, int]:
             embedded, rank, score = match.sort_key()
-            # Equally sure: the template with more literal text is the more specific one
-            # (``KeyError: 'user'`` at a converter's site: the entry for that key before the
-            # one for any key).
+            # Equally sure: the error shown last before the ones it was raised from, then the
+            # template with more literal text, the more specific one (``KeyError: 'user'`` at
+            # a converter's site: the entry for that key before the one for any key).
             specific = -match.entry.template.literal_chars
-            return (embedded, rank, _release_fit(match.entry), score, specific)
+            return (
+                embedded,
+                rank,
+                _release_fit(match.entry),
+                score,
+                bool(match.relation),
+                specific,
+            )
 
         return sorted(self.found.values(), key=key)
 
