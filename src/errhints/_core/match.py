@@ -675,9 +675,12 @@ class _Matcher:
             skeleton = entry.template.skeleton
             if entry.context:
                 # Another library's words: only the whole message retyped by hand (case,
-                # punctuation or an underscore lost, a letter wrong), never a part of it.
+                # punctuation or an underscore lost, a letter wrong), never a part of it, and
+                # not where it was raised rules them out.
                 score = fuzz.ratio(skeleton, message, processor=default_process)
                 if score < RETYPED_THRESHOLD:
+                    continue
+                if self._on_text(entry, facts, stack, packages, has_stack, False) is None:
                     continue
             elif self._rarest_word(entry) not in message_words:
                 continue  # ``libnuma.so.1: cannot open ...`` is not libcuda's failure reworded
@@ -688,11 +691,6 @@ class _Matcher:
                 )
                 if score < WEAK_THRESHOLD:
                     continue
-            if (
-                entry.context
-                and self._on_text(entry, facts, stack, packages, has_stack, False) is None
-            ):
-                continue  # where it was raised rules this library's words out
             self.add(self._make(entry, "weak", float(score), "fuzzy", facts, False))
 
     def _rarest_word(self, entry: Entry) -> str:

@@ -757,7 +757,7 @@ class _Scanner:
             if hit[0] == 0:
                 content = content[indented:]  # an indented paste's error line
             else:
-                hit = exception_in(content)
+                hit = (hit[0] + indented, hit[1], hit[2])  # inside the line, where it was
         glued = glued_error(content) if hit is not None else -1
         if hit is not None and glued > hit[0]:
             # A second error on the same line, behind a rank's prefix: each is a finding.
