@@ -90,6 +90,28 @@ def test_a_traceback_indented_as_a_whole_keeps_its_error_line() -> None:
     assert (facts.type_name, facts.message) == ("ValueError", "bad")
 
 
+def test_a_traceback_through_a_word_processor_has_straight_quotes_again() -> None:
+    """held-back/431: curly quotes in place of Python's (``File \u201c...\u201d``), the whole
+    traceback inside one inline code span (a backtick before the header, one after the
+    message)."""
+    found = scan_text(
+        "`Traceback (most recent call last):\n"
+        "  File \u201c/opt/conda/lib/python3.10/runpy.py\u201d, line 196, in _run_module_as_main\n"
+        "    return _run_code(code, main_globals, None,\n"
+        "  File \u201c/home/u/sglang/python/sglang/srt/constrained/__init__.py\u201d, line 4, in <module>\n"
+        "    from outlines.fsm.json_schema import build_regex_from_object\n"
+        "ImportError: cannot import name \u2018build_regex_from_object\u2019 from "
+        "\u2018outlines.fsm.json_schema\u2019 (/opt/conda/lib/outlines/fsm/json_schema.py)`\n"
+    )
+    [finding] = found
+    assert finding.facts.message == (
+        "cannot import name 'build_regex_from_object' from 'outlines.fsm.json_schema' "
+        "(/opt/conda/lib/outlines/fsm/json_schema.py)"
+    )
+    assert [f.function for f in finding.facts.frames] == ["_run_module_as_main", "<module>"]
+    assert finding.facts.frames[-1].path == "sglang/srt/constrained/__init__.py"
+
+
 @pytest.mark.parametrize("indent", ["    ", "\t"])
 def test_a_paste_indented_as_a_markdown_code_block(indent: str) -> None:
     """Four spaces or a tab before every line (Markdown's indented code block), whatever the

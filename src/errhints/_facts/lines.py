@@ -237,6 +237,7 @@ def worth_a_look(raw: str) -> bool:
         or "Interrupt" in raw
         or "Stop" in raw
         or 'File "' in raw
+        or "File \u201c" in raw
         or "what():" in raw
         or "Assertion `" in raw
         or "Check failed" in raw

@@ -94,6 +94,7 @@ _MARKERS = (
     "Warning",
     "detail",
     'File "',
+    "File \u201c",  # a paste through a word processor or chat app: curly quotes
     "Assertion `",
     "Check failed",
     "[E",  # torch's C++ logger at error (or fatal) level: ``[E1226 15:44:25.4 socket.cpp:1]``
@@ -103,6 +104,11 @@ _MARKERS = (
 _MARKERS_B = tuple(m.encode() for m in _MARKERS)
 
 _TB, _MSG, _BLANK, _SEP = 1, 2, 3, 4
+
+#: Curly quotes a word processor or chat app put in place of Python's straight ones
+#: (``File “/opt/.../runpy.py”``, ``cannot import name ‘x’``); no template has
+#: curly quotes, so lines are read with straight ones.
+_CURLY = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 
 #: A paste this short (characters, non-blank lines) that shows no error form at all is read
 #: as one bare message per line.
@@ -295,6 +301,15 @@ def _unbarred(raw: str) -> str:
     """The line a finished progress bar was glued before, without the bar."""
     bar = _GLUED_BAR.match(raw) if "%|" in raw else None
     return raw[bar.end() :] if bar is not None and raw[bar.end() :].strip() else raw
+
+
+def _span_closed(message: str) -> str:
+    """The message without the backticks that close a code span opened before it."""
+    if message.endswith("`"):
+        bare = message.rstrip("`")
+        if bare.count("`") % 2 == 0:
+            return bare
+    return message
 
 
 def _paste_indent(first: str) -> str:
@@ -504,7 +519,8 @@ class _Scanner:
             fenced: list[tuple[int, str]] = []
             inside = False
             for lineno, raw in enumerate(lines, 1):
-                content = unwrap(peel(_unbarred(ANSI.sub("", raw)).strip())[1]).strip()
+                raw = _unbarred(ANSI.sub("", raw)).translate(_CURLY)
+                content = unwrap(peel(raw.strip())[1]).strip()
                 if content.startswith("```"):
                     inside = not inside
                 elif content and not _PROGRESS.match(content):
@@ -537,6 +553,8 @@ class _Scanner:
             raw = ANSI.sub("", raw)
         if "%|" in raw:
             raw = _unbarred(raw)
+        if "\u2019" in raw or "\u201c" in raw:
+            raw = raw.translate(_CURLY)
         if self._indent is None and raw.strip():
             self._indent = _paste_indent(raw)
         if self._indent and raw.startswith(self._indent):
@@ -829,11 +847,7 @@ class _Scanner:
         lines = record.lines()
         if record.lone and not record.chained:
             more = message_lines(lines[1:])
-            message = "\n".join([record.first_message, *more])
-            if message.endswith("`"):
-                bare = message.rstrip("`")
-                if bare.count("`") % 2 == 0:  # closes a code span opened before the message
-                    message = bare
+            message = _span_closed("\n".join([record.first_message, *more]))
             line_facts = ErrorFacts(type_name=record.type_name, message=message)
             if record.type_name and record.kind == "line":
                 if self._held is not None:
@@ -843,6 +857,8 @@ class _Scanner:
             facts: ErrorFacts | None = line_facts
         else:
             facts = parse_traceback(lines)
+            if facts is not None and facts.message.endswith("`"):
+                facts.message = _span_closed(facts.message)  # `Traceback ... Error: ...`
         lead = record.lead
         if lead is not None:
             if facts is not None and not facts.type_name and not facts.message:
