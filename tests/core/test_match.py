@@ -295,11 +295,34 @@ def test_drifted_wording_is_a_weak_match(tmp_path: Path) -> None:
             "template": '"Not enough memory for the KV cache. Please increase --mem-fraction-static or decrease --max-total-tokens. Available: {n}"',
         },
     )
-    drifted = "Not enough memory for the KV cache, please increase --mem-fraction-static or decrease --max-total-tokens. available: 3"
+    drifted = "Not enough memory for the KV cache. Please increase --mem-fraction-static or reduce the --max-total-tokens. Available: 3"
     [match] = explain_facts(ErrorFacts(type_name="ValueError", message=drifted), index)
     assert match.confidence == "weak"
     unrelated = "Not enough arguments for format string"
     assert explain_facts(ErrorFacts(type_name="ValueError", message=unrelated), index) == []
+
+
+def test_a_retyped_message_with_the_same_words_is_a_template_match(tmp_path: Path) -> None:
+    """Punctuation, case and line breaks a user changed when retyping an error are not a
+    change of wording: the same words in the same order fit the template (held-back/478:
+    ``ValueError Processor was not found please check and update your model file``)."""
+    index = make_index(
+        tmp_path,
+        {
+            "slug": "kv-cache",
+            "exception": '"ValueError"',
+            "template": '"Not enough memory for the KV cache. Please increase --mem-fraction-static or decrease --max-total-tokens. Available: {n}"',
+        },
+    )
+    retyped = "Not enough memory for the KV cache, please increase --mem-fraction-static\nor decrease --max-total-tokens. available 3"
+    [match] = explain_facts(ErrorFacts(type_name="ValueError", message=retyped), index)
+    assert (match.confidence, match.via) == ("strong", "template")
+    bare = "ValueError Not enough memory for the KV cache please increase --mem-fraction-static or decrease --max-total-tokens available 3"
+    [match] = explain_facts(ErrorFacts(type_name="", message=bare), index)
+    assert match.confidence == "strong"
+    one_word_off = retyped.replace("decrease", "reduce the")
+    [match] = explain_facts(ErrorFacts(type_name="ValueError", message=one_word_off), index)
+    assert match.confidence == "weak"
 
 
 def test_a_fuzzy_match_keeps_the_templates_rarest_word(tmp_path: Path) -> None:

@@ -141,9 +141,7 @@ def test_a_one_line_template_fits_the_first_line_of_a_longer_message() -> None:
     two = "The model's max seq len (4096) is larger than the KV cache (1216).\n运行 chat 模式时没有此问题"
     assert template.match(two) == ("4096", "1216")
     # the first line has to fit on its own; a template of several lines never splits
-    assert (
-        template.match("The model's max seq len (4096) is\nlarger than the KV cache (1).") is None
-    )
+    assert template.match("The model's max seq len (4096) is\nlarger than the KV (1).") is None
     assert parse_template("Bad: {x}\nmore text here").match("Bad: y\nother text") is None
 
 
@@ -153,6 +151,37 @@ def test_a_message_a_terminal_wrapped_at_its_width_fits_joined() -> None:
     assert template.match("if you want to fine-tune an 8-bit mode\nl, please make sure.") == ()
     fully_literal = parse_template("Empty dataset!")
     assert fully_literal.match("Empty dataset!\nthen my own words") == ()
+
+
+def test_a_message_wrapped_where_a_space_was_fits_with_the_space_back() -> None:
+    """held-back/357: an editor's soft wrap put the line break in place of a space
+    (``... of this module,`` / ``but found transformers==5.5.0.``)."""
+    template = parse_template(
+        "{requirement} is required for a normal functioning of this module, but found "
+        "{pkg}=={got_ver}.{hint}"
+    )
+    wrapped = (
+        "transformers>=4.55.0,<=5.2.0 is required for a normal functioning of this module,\n"
+        "but found transformers==5.5.0.\nTo fix: run `pip install transformers>=4.55.0,<=5.2.0`"
+    )
+    values = template.match(wrapped)
+    assert values is not None
+    assert values[:2] == ("transformers>=4.55.0,<=5.2.0", "transformers")
+    two = parse_template("The model's max seq len ({n}) is larger than the KV cache ({m}).")
+    assert two.match("The model's max seq len (4096) is\nlarger than the KV cache (1).") == (
+        "4096",
+        "1",
+    )
+
+
+def test_a_retyped_message_fits_without_its_punctuation_and_case() -> None:
+    """held-back/478: ``Processor was not found please check and update your model file``;
+    a literal of punctuation alone between placeholders still has to be there."""
+    template = parse_template("Processor was not found, please check and update your model file.")
+    assert template.match("processor was not found please check and update your model file") == ()
+    assert template.match("Processor was not found, please check your model file.") is None
+    separated = parse_template("Adapter {name} failed to load: {reason}, {details}")
+    assert separated.match("Adapter a failed to load: x y") is None
 
 
 def test_a_message_running_into_words_in_another_script_fits() -> None:

@@ -48,6 +48,20 @@ def _glued_prose(message: str) -> int:
     return -1
 
 
+_LINE_BREAK = re.compile(r"[ \t]*\n[ \t]*")
+
+#: Punctuation a retyped message drops or changes (``ValueError Processor was not found please
+#: check ...``); deleted, with case and runs of white space, before a last, loose comparison.
+_PUNCTUATION = str.maketrans("", "", ".,;:!?'\"`")
+
+#: Longest message compared loosely (the comparison copies the message).
+_LOOSE_CHARS = 4096
+
+
+def _loose(text: str) -> str:
+    return " ".join(text.translate(_PUNCTUATION).split()).lower()
+
+
 class TemplateError(ValueError):
     """A template string that cannot be parsed (unbalanced braces)."""
 
@@ -85,7 +99,20 @@ class Template:
         it at its width), or by its first line alone: what follows it is not what the code
         wrote (the user's own words under a quoted error). Likewise a message whose last
         sentence runs into words in another script (``...access to localhost.请大佬们执教``).
+        A message wrapped where a space was (an editor's soft wrap) fits with the space back.
+        Last of all, for a literal-rich template: a retyped message, the same words in the
+        same order with punctuation, case and line breaks aside.
         """
+        values = self._fits(message)
+        if values is None and self.literal_rich and len(message) <= _LOOSE_CHARS:
+            # retyped: the same words in the same order, punctuation, case and wrapping aside;
+            # not when a literal between two values is punctuation alone (``{status}, {text}``)
+            loose = tuple(_loose(lit) for lit in self.literals)
+            if all(loose[1:-1]) or len(loose) < 3:
+                values = self._match(_loose(message), loose)
+        return values
+
+    def _fits(self, message: str) -> tuple[str, ...] | None:
         values = self._match(message, self.literals)
         if values is None:
             stripped = message.rstrip()
@@ -93,7 +120,7 @@ class Template:
             if stripped != message or last != self.literals[-1]:
                 values = self._match(stripped, (*self.literals[:-1], last))
             if values is None and (end := _glued_prose(stripped)) > 0:
-                values = self.match(stripped[:end])
+                values = self._fits(stripped[:end])
             if values is None and last.endswith(".") and not stripped.endswith("."):
                 values = self._match(stripped, (*self.literals[:-1], last[:-1]))
             if values is None and "  " in stripped:
@@ -101,9 +128,11 @@ class Template:
                 lits = tuple(_SPACES.sub(" ", lit) for lit in (*self.literals[:-1], last))
                 values = self._match(_SPACES.sub(" ", stripped), lits)
             if values is None and "\n" in stripped and "\n" not in self.source:
-                values = self.match(stripped.replace("\n", ""))
+                values = self._fits(stripped.replace("\n", ""))
+                if values is None:  # wrapped where a space was (an editor's soft wrap)
+                    values = self._fits(_LINE_BREAK.sub(" ", stripped))
                 if values is None:
-                    values = self.match(stripped[: stripped.index("\n")])
+                    values = self._fits(stripped[: stripped.index("\n")])
         return values
 
     @staticmethod
