@@ -83,6 +83,7 @@ def test_bad_entry_is_reported_by_file_and_field_and_the_rest_still_load(tmp_pat
         (lambda s: s + 'names = { kind = "flags", placeholder = "nope" }\n', "names.placeholder"),
         (lambda s: s + 'names = { kind = "words", placeholder = "reason" }\n', "names.kind"),
         (lambda s: s + 'shape = "words"\n', "shape"),
+        (lambda s: s + 'carried = ["{status} for url {url}"]\n', "carried"),
         (
             lambda s: s + '[[fixed]]\nrelease = "0.9"\nwhat = "x"\nreference = "https://a"\n',
             "fixed[0].release",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,12 +16,12 @@ from errhints._facts.model import ErrorFacts, Frame
 from standins import CONTEXT_BODY
 
 ENTRY = """
-id = "sglang.{slug}"
-package = "sglang"
+id = "{package}.{slug}"
+package = "{package}"
 title = "t {slug}"
 exception = {exception}
 template = {template}
-release = "0.5.23"
+release = "{release}"
 meaning = "m"
 causes = ["c"]
 fixes = ["f"]
@@ -35,14 +36,17 @@ def explain_facts(facts: ErrorFacts, index: Index) -> list[Match]:
 
 def make_index(tmp_path: Path, *entries: dict[str, str]):  # type: ignore[no-untyped-def]
     for spec in entries:
+        package = spec.get("package", "sglang")
         text = ENTRY.format(
+            package=package,
+            release={"sglang": "0.5.23", "llamafactory": "0.9.5"}[package],
             slug=spec["slug"],
             exception=spec.get("exception", '"RuntimeError"'),
             template=spec["template"],
             extra=spec.get("extra", ""),
         )
-        (tmp_path / "sglang").mkdir(exist_ok=True)
-        (tmp_path / "sglang" / f"{spec['slug']}.toml").write_text(text, encoding="utf-8")
+        (tmp_path / package).mkdir(exist_ok=True)
+        (tmp_path / package / f"{spec['slug']}.toml").write_text(text, encoding="utf-8")
     catalog = load_catalog([tmp_path], builtin=False)
     assert not catalog.problems, catalog.problems
     return build_index(catalog)
@@ -497,6 +501,134 @@ def test_an_entry_needing_frames_fires_on_a_lone_line_from_the_log_context(
     assert _text_matches(index, message) == [("sglang.nccl-error", "weak", "no context")]
 
 
+def test_a_third_party_line_is_not_the_other_projects_failure(tmp_path: Path) -> None:
+    """held-back/430: a torch error in a paste that shows SGLang's frames or SGLang's log is
+    never LlamaFactory's, not even a weak guess; the SGLang entry fits from SGLang frames of
+    an excerpt (cut before the frames it is known for), but not from a whole stack."""
+    llamafactory_ctx = '[context]\nframes = [{path = "llamafactory/train/tuner.py"}]\n'
+    index = make_index(
+        tmp_path,
+        {
+            "slug": "no-kernel",
+            "template": '"{p}no kernel image is available{d}"',
+            "extra": _NEEDS_FRAMES,
+        },
+        {
+            "slug": "no-kernel",
+            "package": "llamafactory",
+            "template": '"{p}no kernel image is available{d}"',
+            "extra": llamafactory_ctx,
+        },
+    )
+    message = "CUDA error: no kernel image is available for execution on the device"
+    assert _text_matches(index, message, frozenset({"sglang"})) == [
+        ("sglang.no-kernel", "strong", "log context")
+    ]
+    rope = frame("sglang/srt/layers/rotary_embedding.py", "_ensure_cos_sin_cache_length")
+    excerpt = ErrorFacts(
+        type_name="RuntimeError", message=message, frames=(rope,), has_stack=True, headless=True
+    )
+    assert [(m.id, m.confidence, m.via) for m in explain_facts(excerpt, index)] == [
+        ("sglang.no-kernel", "strong", "project frames")
+    ]
+    whole = replace(excerpt, headless=False)
+    assert explain_facts(whole, index) == []
+
+
+def test_a_bare_line_says_what_failed_before_the_error(tmp_path: Path) -> None:
+    """held-back/373 and /478: a bare line whose own words come after ``<task> error:``, or
+    after an exception name that lost its colon; a template that holds ``error:`` itself is
+    tried on the whole line first."""
+    index = make_index(
+        tmp_path,
+        {
+            "slug": "template",
+            "exception": '"ValueError"',
+            "template": '"Template {t} does not exist."',
+        },
+        {"slug": "cuda-oom", "template": '"CUDA error: out of memory{rest}"'},
+    )
+    line = "train_lora -> mistralai/Mistral-Small-24B-Instruct-2501 error: Template mistral_small does not exist."
+    assert _text_matches(index, line, frozenset({"sglang"})) == [
+        ("sglang.template", "strong", "template")
+    ]
+    assert _text_matches(index, "CUDA error: out of memory") == [
+        ("sglang.cuda-oom", "weak", "no context")  # a generic sentence: weak, but whole
+    ]
+    assert _text_matches(
+        index, "ValueError Template qwen9 does not exist", frozenset({"sglang"})
+    ) == [("sglang.template", "strong", "template")]
+    assert (
+        _text_matches(index, "KeyError Template qwen9 does not exist", frozenset({"sglang"})) == []
+    )
+    assert _text_matches(index, "my error: nothing like it") == []
+
+
+_GATED = {
+    "slug": "gated",
+    "exception": '"OSError"',
+    "template": '"You are trying to access a gated repo.\\nMake sure to have access to it at'
+    ' https://huggingface.co/{repo}.\\n{str(e)}"',
+    "extra": 'carried = ["{status}Cannot access gated repo for url {url}.{details}"]\n'
+    + _NEEDS_FRAMES,
+}
+_GATED_INNER = (
+    "Cannot access gated repo for url https://huggingface.co/meta-llama/Llama-2-7b-hf/resolve/"
+    "main/config.json."
+)
+
+
+def test_the_error_an_entry_wraps_finds_it_alone(tmp_path: Path) -> None:
+    """held-back/232 and /351: only the Hub's own error is pasted, the transformers message
+    that wraps it (the entry's template) cut away. The wrapped message finds the entry, of
+    any exception type, by the same rules of context as its template."""
+    index = make_index(tmp_path, _GATED)
+    assert _text_matches(index, _GATED_INNER) == [("sglang.gated", "weak", "no context")]
+    assert _text_matches(index, _GATED_INNER, frozenset({"sglang"})) == [
+        ("sglang.gated", "strong", "log context")
+    ]
+    typed = "401 Client Error.\n\n" + _GATED_INNER + "\nAccess to model x is restricted."
+    assert _text_matches(index, typed, frozenset({"sglang"}), "GatedRepoError") == [
+        ("sglang.gated", "strong", "log context")
+    ]
+    # the whole wrapper message is still matched by the template, once
+    outer = (
+        "You are trying to access a gated repo.\nMake sure to have access to it at "
+        "https://huggingface.co/meta-llama/Llama-2-7b-hf.\n" + typed
+    )
+    assert _text_matches(index, outer, frozenset({"sglang"}), "OSError") == [
+        ("sglang.gated", "strong", "log context")
+    ]
+
+
+def test_the_prebuilt_tables_hold_the_wrapped_messages(tmp_path: Path) -> None:
+    """The wheel's tables name a carried message's view as ``id#n`` and build it on demand."""
+    import json
+
+    from errhints._core.bundle import PREBUILT_NAME, load_prebuilt, prebuild
+
+    index = make_index(tmp_path, _GATED)
+    catalog = index.catalog
+    root = tmp_path / "wheel"
+    root.mkdir()
+    tables = {"sglang/gated.toml": _toml(tmp_path / "sglang" / "gated.toml")}
+    (root / "_bundle.json").write_text(json.dumps(tables), encoding="utf-8")
+    prebuilt = prebuild(catalog, {"sglang.gated": "sglang/gated.toml"})
+    assert any("sglang.gated#0" in ids for ids in prebuilt["by_word"].values())
+    (root / PREBUILT_NAME).write_text(json.dumps(prebuilt), encoding="utf-8")
+    lazy = load_prebuilt(root)
+    assert lazy is not None
+    assert _text_matches(lazy, _GATED_INNER, frozenset({"sglang"})) == [
+        ("sglang.gated", "strong", "log context")
+    ]
+
+
+def _toml(path: Path) -> object:
+    from errhints._core.catalog import _toml_module  # tomllib, or tomli on 3.10
+
+    return _toml_module().loads(path.read_text(encoding="utf-8"))
+
+
 def test_a_lookalike_project_keeps_entries_weak(tmp_path: Path) -> None:
     """vLLM's copy of an SGLang message, with vLLM in the frames or the log: weak at most."""
     index = make_index(
@@ -641,6 +773,8 @@ def test_an_entry_split_at_a_release_answers_with_the_installed_side(
 
     for slug, first, last in (("split-new", "0.5.10", "0.5.23"), ("split-old", "0.4.0", "0.5.9")):
         text = ENTRY.format(
+            package="sglang",
+            release="0.5.23",
             slug=slug,
             exception='"ValueError"',
             template='"Cannot use this feature for the current training stage."',

@@ -22,7 +22,7 @@ __all__ = ["FORMAT", "PREBUILT_NAME", "load_prebuilt", "prebuild"]
 #: The file beside ``_bundle.json`` that holds the prebuilt tables.
 PREBUILT_NAME = "_prebuilt.json"
 #: Bumped whenever the tables' layout changes; an older file is ignored.
-FORMAT = 1
+FORMAT = 2
 
 T = TypeVar("T")
 
@@ -35,7 +35,7 @@ def prebuild(catalog: Catalog, sources: Mapping[str, str]) -> dict[str, Any]:
     index = build_index(catalog)
 
     def ids(table: Mapping[str, list[Entry]]) -> dict[str, list[str]]:
-        return {key: [e.id for e in entries] for key, entries in sorted(table.items())}
+        return {key: [e.key for e in entries] for key, entries in sorted(table.items())}
 
     return {
         "format": FORMAT,
@@ -138,8 +138,12 @@ def load_prebuilt(root: Any, label: str = "catalog") -> Index | None:
         return None
     catalog = _LazyCatalog(tables, data["sources"], label)
 
-    def entry(entry_id: str) -> Entry | None:
-        return catalog.get(entry_id)
+    def entry(key: str) -> Entry | None:
+        entry_id, _, carried = key.partition("#")
+        found = catalog.get(entry_id)
+        if found is None or not carried:
+            return found
+        return found.carried_view(int(carried)) if int(carried) < len(found.carried) else None
 
     def site(pair: list[Any]) -> tuple[Entry, Any] | None:
         found = catalog.get(pair[0])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,7 @@ _REQUIRED = (
     "fixes",
 )
 _OPTIONAL = (
+    "carried",
     "kind",
     "origin",
     "related",
@@ -162,6 +163,11 @@ class Entry:
     shared_with: tuple[str, ...] = ()
     #: Bugs behind the message that later releases fixed, oldest fix first.
     fixed: tuple[Fix, ...] = ()
+    #: Messages of the error this one wraps (``Cannot access gated repo for url ...`` under
+    #: transformers' ``You are trying to access a gated repo.``), matched on text alone.
+    carried: tuple[Template, ...] = ()
+    #: For the view of one carried message (:meth:`carried_view`), its position, else ``-1``.
+    carried_index: int = -1
     source: str = ""
     #: Last dotted part of each exception name, the key the matcher compares.
     exception_short_names: frozenset[str] = frozenset()
@@ -175,6 +181,22 @@ class Entry:
     def release(self) -> str:
         """The newest release the entry was verified against."""
         return self.releases.last
+
+    @property
+    def key(self) -> str:
+        """The entry's key in the matcher's tables: its id, or ``id#n`` for a carried view."""
+        return self.id if self.carried_index < 0 else f"{self.id}#{self.carried_index}"
+
+    def carried_view(self, n: int) -> Entry:
+        """The entry as the matcher sees it through its ``n``-th carried message: the same
+        failure and advice, that message for its template, no sites and any exception type."""
+        return replace(
+            self,
+            template=self.carried[n],
+            sites=(),
+            carried=(),
+            carried_index=n,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready view, the shape of ``errhints list --json``."""
@@ -214,6 +236,8 @@ class Entry:
             data["example"] = self.example
         if self.evidence:
             data["evidence"] = [{"message": e.message, "source": e.source} for e in self.evidence]
+        if self.carried:
+            data["carried"] = [t.source for t in self.carried]
         return data
 
 
@@ -391,6 +415,19 @@ def _context(data: Mapping[str, Any], releases: ReleaseRange) -> tuple[ContextFr
     return tuple(out)
 
 
+def _carried(data: Mapping[str, Any]) -> tuple[Template, ...]:
+    found: list[Template] = []
+    for raw in _str_list(data, "carried"):
+        try:
+            template = parse_template(raw)
+        except TemplateError as err:
+            raise _Invalid("carried", str(err)) from None
+        if not template.literal_rich:
+            raise _Invalid("carried", f"{raw!r} has too little literal text to match on its own")
+        found.append(template)
+    return tuple(found)
+
+
 def _within(inner: ReleaseRange, outer: ReleaseRange) -> bool:
     return inner.first in outer and inner.last in outer
 
@@ -517,6 +554,7 @@ def entry_from_mapping(
     context = _context(data, releases)
     if not sites and not context and not template.literal_rich:
         raise _Invalid("template", "has too little literal text to match without a site or context")
+    carried = _carried(data)
     return Entry(
         id=entry_id,
         package=package,
@@ -540,6 +578,7 @@ def entry_from_mapping(
         shape=_shape(data),
         shared_with=_str_list(data, "shared_with"),
         fixed=_fixed(data, releases),
+        carried=carried,
         source=source,
     )
 

@@ -61,6 +61,10 @@ GENERIC_CHARS = 36
 #: (Names as the scanner's ``EVIDENCE`` and frames' top-level packages spell them.)
 LOOKALIKES = frozenset({"vllm", "tensorrt_llm", "megatron", "deepspeed-launcher"})
 
+#: The projects the catalog explains: a third-party message on text that shows one of them
+#: is that one's, never the other's.
+_OWN_PROJECTS = frozenset({"sglang", "llamafactory"})
+
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{3,40}")
 _COMMON_WORDS = frozenset(
     """error failed please check the with that this from have your model true false none
@@ -207,20 +211,20 @@ class Index:
 
     def text_candidates(self, message: str) -> list[Entry]:
         """Entries whose template could fit ``message`` (a superset, never a miss)."""
-        seen: dict[str, Entry] = {}
+        seen: dict[str, Entry] = {}  # by key: an entry and the views of what it carries
         for entry in self.by_head.get(message[:KEY_CHARS], ()):
-            seen[entry.id] = entry
+            seen[entry.key] = entry
         for entry in self.by_tail.get(message[-KEY_CHARS:], ()) if message else ():
-            seen[entry.id] = entry
+            seen[entry.key] = entry
         if self.by_word:
             for word in _words(message):
                 for entry in self.by_word.get(word, ()):
-                    seen[entry.id] = entry
+                    seen[entry.key] = entry
             for shape in SHAPES:
                 key = _shape_key(shape)
                 if key in self.by_word and fits_shape(shape, message):
                     for entry in self.by_word.get(key, ()):
-                        seen[entry.id] = entry
+                        seen[entry.key] = entry
         return list(seen.values())
 
 
@@ -238,19 +242,9 @@ def build_index(catalog: Catalog) -> Index:
             longest = max((p.strip() for p in entry.template.literals), key=len)
             if len(longest) >= MIN_NEEDLE_CHARS:
                 needles.add(longest)
-        lits = entry.template.literals
-        if len(lits[0]) >= KEY_CHARS:
-            index.by_head.setdefault(lits[0][:KEY_CHARS], []).append(entry)
-        elif len(lits) > 1 and len(lits[-1]) >= KEY_CHARS:
-            index.by_tail.setdefault(lits[-1][-KEY_CHARS:], []).append(entry)
-        elif len(lits) == 1 and lits[0]:
-            index.by_head.setdefault(lits[0][:KEY_CHARS], []).append(entry)
-        elif entry.shape and not entry.template.literal_rich:
-            index.by_word.setdefault(_shape_key(entry.shape), []).append(entry)
-        else:
-            word = _anchor_word(entry)
-            if word:
-                index.by_word.setdefault(word, []).append(entry)
+        _index_text(index, entry)
+        for n in range(len(entry.carried)):
+            _index_text(index, entry.carried_view(n))
         for site in entry.sites:
             index.by_site.setdefault((site.path, _last(site.function)), []).append((entry, site))
         for ctx in entry.context:
@@ -262,6 +256,24 @@ def build_index(catalog: Catalog) -> Index:
     return index
 
 
+def _index_text(index: Index, entry: Entry) -> None:
+    """Index an entry (or a view of its carried message) by its template's head, tail or a
+    distinctive word."""
+    lits = entry.template.literals
+    if len(lits[0]) >= KEY_CHARS:
+        index.by_head.setdefault(lits[0][:KEY_CHARS], []).append(entry)
+    elif len(lits) > 1 and len(lits[-1]) >= KEY_CHARS:
+        index.by_tail.setdefault(lits[-1][-KEY_CHARS:], []).append(entry)
+    elif len(lits) == 1 and lits[0]:
+        index.by_head.setdefault(lits[0][:KEY_CHARS], []).append(entry)
+    elif entry.shape and not entry.template.literal_rich:
+        index.by_word.setdefault(_shape_key(entry.shape), []).append(entry)
+    else:
+        word = _anchor_word(entry)
+        if word:
+            index.by_word.setdefault(word, []).append(entry)
+
+
 def _short_type_names(facts: ErrorFacts) -> frozenset[str] | None:
     """The type's names without modules; ``None`` when unknown (a log line, an HTTP body)."""
     if not facts.type_name:
@@ -270,7 +282,12 @@ def _short_type_names(facts: ErrorFacts) -> frozenset[str] | None:
 
 
 def _type_ok(entry: Entry, names: frozenset[str] | None) -> bool:
-    return names is None or not entry.exception_short_names.isdisjoint(names)
+    # a carried message is another library's error, of whatever type it raised
+    return (
+        names is None
+        or entry.carried_index >= 0
+        or not entry.exception_short_names.isdisjoint(names)
+    )
 
 
 def _function_ok(frame: Frame, function: str) -> bool:
@@ -400,6 +417,11 @@ class _Matcher:
         self.one(facts, stack, packages, has_stack, embedded=False, depth=0)
         for member in facts.chain:
             self.one(member, stack, packages, has_stack, embedded=False, depth=0)
+        sure = any(m.confidence != "weak" for m in self.found.values())
+        if not facts.type_name and not has_stack and not sure:
+            said = _said_error(facts.message)
+            if said is not None:  # ``train_lora -> model error: Template x does not exist.``
+                self.one(said, (), packages, False, embedded=False, depth=0)
         if len(self.found) < 2:
             return list(self.found.values())
         _drop_other_eras(self.found, stack)
@@ -552,12 +574,16 @@ class _Matcher:
                 return self._make(entry, "exact", score, "context", facts, embedded, None, frame)
             if not _distinctive(entry, facts.message):
                 return None
-            if {c.path.partition("/")[0] for c in entry.context} & {
+            if self.outer_shown and {c.path.partition("/")[0] for c in entry.context} & {
                 f.path.partition("/")[0] for f in stack if f.path
             }:
                 return None  # its project's frames are there, but not where this happens
-            if self.outer_shown and entry.package not in packages | self.log_context:
-                return None  # a whole stack without its frames, and nothing shows its project
+            shown_here = packages | self.log_context
+            if entry.package not in shown_here:
+                if self.outer_shown:
+                    return None  # a whole stack without its frames, and nothing shows its project
+                if shown_here & _OWN_PROJECTS:
+                    return None  # the text shows the other project's run (SGLang, not LlamaFactory)
         elif not _distinctive(entry, facts.message):
             return None
         if self._lookalike(entry, packages):
@@ -746,6 +772,28 @@ def _unwrapped(message: str) -> str:
     if found is None and message[:1] in "1234BUINSTP":
         found = _HTTP_REASON.match(message)
     return message[found.end() :] if found else message
+
+
+#: A bare line that says what failed before the error's own words: ``<task> error: <msg>``,
+#: ``ERROR: <msg>`` (no colon before the word, so ``CUDA error: out of memory`` is tried whole
+#: first and this only when nothing fits the whole line).
+_SAID_ERROR = re.compile(r"(?:[^:\n]{0,200}?[\s>\])-])?(?:error|Error|ERROR)\s?: +(?=\S)")
+
+
+#: A retyped error line without its colon: ``ValueError Processor was not found ...``.
+_NAME_NO_COLON = re.compile(r"([A-Z][\w.]{0,80}(?:Error|Exception)) +(?=[A-Za-z'\"`])")
+
+
+def _said_error(message: str) -> ErrorFacts | None:
+    """The error a bare line states after words that are not its own (``... error:``) or
+    behind an exception name without its colon, else ``None``."""
+    found = _SAID_ERROR.match(message)
+    if found is not None:
+        return ErrorFacts(type_name="", message=message[found.end() :])
+    found = _NAME_NO_COLON.match(message)
+    if found is not None:
+        return ErrorFacts(type_name=found.group(1), message=message[found.end() :])
+    return None
 
 
 def _embedded_messages(message: str) -> list[str]:

@@ -251,6 +251,10 @@ def render_entry(entry: Entry) -> str:
     if entry.shared_with:
         who = ", ".join(_SHARED_NAMES.get(name, name) for name in entry.shared_with)
         lines.append(f"             (the same words are raised by {who})")
+    for carried in entry.carried:
+        wrapped = carried.source.splitlines() or [""]
+        lines.append(f"  wraps:     {wrapped[0]}")
+        lines.extend(f"             {line}" for line in wrapped[1:])
     for site in entry.sites:
         line = f":{site.line}" if site.line else ""
         lines.append(
