@@ -112,6 +112,68 @@ def test_a_traceback_through_a_word_processor_has_straight_quotes_again() -> Non
     assert finding.facts.frames[-1].path == "sglang/srt/constrained/__init__.py"
 
 
+def _wrap(text: str, width: int) -> str:
+    """``text`` as a terminal of ``width`` columns shows it (a hard wrap)."""
+    out = []
+    for line in text.split("\n"):
+        while len(line) > width:
+            out.append(line[:width])
+            line = line[width:]
+        out.append(line)
+    return "\n".join(out)
+
+
+WATCHDOG = (
+    "(WorkerDict pid=66442) [Rank7]:[E506 14:16:14.487 ProcessGroupNCCL.cpp:1664] [PG 1 Rank 3] "
+    "Exception (either an error or timeout) detected by watchdog at work: 3, last enqueued NCCL "
+    "work: 3, last completed NCCL work: 2.\n"
+    "(WorkerDict pid=66442) [Rank7]:[E506 14:16:14.487575902 ProcessGroupNCCL.cpp:629] "
+    "[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3, "
+    "OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600066 "
+    "milliseconds before timing out.\n"
+    "(WorkerDict pid=66442) [Rank7]:[E506 14:16:14.488017295 ProcessGroupNCCL.cpp:2168] "
+    "[PG ID 4 PG GUID 12(mesh_tp) Rank 3] failure detected by watchdog at work sequence id: 3\n"
+)
+
+
+@pytest.mark.parametrize("width", [80, 100, 133])
+def test_lines_a_terminal_wrapped_at_its_width_are_read_whole(width: int) -> None:
+    """dev/402 as a terminal of 80 to 133 columns shows it: each prefixed C++ log line goes
+    on at the next lines without its prefix. A line as wide as the widest, once that width
+    has been seen twice, is read with the line below it (so the first cut line of a log may
+    stay cut: the later ones are whole)."""
+    whole = [f.facts.message for f in scan_text(WATCHDOG)]
+    wrapped = _wrap(WATCHDOG, width)
+    read = [f.facts.message for f in scan_text(wrapped)]
+    assert read[1:] == whole[1:]
+    assert [f.facts.message for f in scan_stream(io.StringIO(wrapped))] == read
+
+
+def test_lines_of_one_length_are_not_taken_for_a_wrap() -> None:
+    """Repeated lines of one width (the same body from many requests), a rule of one
+    character, and lines that end a sentence are lines of their own."""
+    body = '{"object":"error","message":"The input (9000 tokens) is too long.","code":400}'
+    assert len(scan_text("\n".join([body] * 5))) == 5
+    rule = "=" * 80
+    found = scan_text(f"{rule}\n{rule}\nValueError: bad thing\n{rule}\n")
+    assert [f.facts.message.split("\n")[0] for f in found] == ["bad thing"]
+
+
+def test_a_short_paste_of_one_wrapped_line_is_one_message() -> None:
+    """dev/539 as an 80-column terminal shows it: the one logged line, cut mid-word."""
+    text = _wrap(
+        "```bash\n(SGLangEngine pid=13265) [2025-08-14 23:22:40 TP7] KV cache pool is full. "
+        "Retract requests. #retracted_reqs: 1, #new_token_ratio: 0.4533 -> 0.4767\n```",
+        80,
+    )
+    [finding] = scan_text(text)
+    assert finding.facts.message.replace("\n", "") == (
+        "KV cache pool is full. Retract requests. #retracted_reqs: 1, "
+        "#new_token_ratio: 0.4533 -> 0.4767"
+    )
+    assert (finding.line, finding.end_line) == (2, 3)
+
+
 @pytest.mark.parametrize("indent", ["    ", "\t"])
 def test_a_paste_indented_as_a_markdown_code_block(indent: str) -> None:
     """Four spaces or a tab before every line (Markdown's indented code block), whatever the

@@ -303,6 +303,57 @@ def _unbarred(raw: str) -> str:
     return raw[bar.end() :] if bar is not None and raw[bar.end() :].strip() else raw
 
 
+#: Narrowest terminal whose hard wrap is taken back (``_Scanner._slow``).
+_MIN_WRAP = 60
+
+#: Last characters of a line drawn to the terminal's width, not cut by it (rich's panels).
+_NOT_CUT = frozenset(BOX) | frozenset("╮╯┓┛╗╝─━═")
+
+#: First characters of a line that starts something of its own (a body, a prefix, a box),
+#: and last characters of one that ended (a sentence, a body, a quote): never a cut's sides.
+#: Repeated lines of one length (200 identical error bodies) are not a wrapped line.
+_OPENS = frozenset(BOX) | frozenset("{[(<")
+
+_ENDS = frozenset(".!?}])\"'")
+
+
+def _goes_on(line: str) -> bool:
+    """Whether ``line`` can be the rest of the line above it, cut by a terminal's width:
+    not blank, and not the start of something of its own (an indented source or frame line,
+    a log record's prefix, a traceback header, an exception line)."""
+    if not line.strip() or line.startswith(("  ", "\t", _HEADER, *SEPARATORS)):
+        return False
+    if line[0] in _OPENS:
+        return False
+    rest = line[1:] if line[0] == " " else line
+    return not (peel(rest)[0] or rest.startswith('File "') or starts_exception(rest))
+
+
+def _unwrapped_lines(
+    kept: list[tuple[int, str]], widths: list[int]
+) -> Iterator[tuple[int, int, str]]:
+    """The lines of a short paste as messages: a line as wide as the widest of the paste
+    (``widths``, by line number from 1; 60 characters or more) that ends mid-sentence goes
+    on at the next line, cut there by a terminal; the message keeps the break, which a
+    template fits by joining (``Template.match``)."""
+    widest = max(widths, default=0)
+    i = 0
+    while i < len(kept):
+        first, message = kept[i]
+        last = first
+        while (
+            i + 1 < len(kept)
+            and widths[kept[i][0] - 1] == widest >= _MIN_WRAP
+            and kept[i + 1][0] == kept[i][0] + 1
+            and not kept[i][1].endswith((".", "!", "?"))
+        ):
+            i += 1
+            last, more = kept[i]
+            message += "\n" + more
+        yield first, last, message
+        i += 1
+
+
 def _span_closed(message: str) -> str:
     """The message without the backticks that close a code span opened before it."""
     if message.endswith("`"):
@@ -384,6 +435,12 @@ class _Scanner:
         # that starts right below it (a paste with the error first) takes it as its own.
         self._held: tuple[str, Finding] | None = None
         self._opening_chars = 0
+        # A terminal's hard wrap: the widest line length seen (lines read closely) and how
+        # often; a line that wide, once seen twice, was cut there and goes on at the next line.
+        self._widest = 0
+        self._at_widest = 0
+        self._cut: tuple[int, str] | None = None
+        self._skipped: str | None = None  # the line just skipped by ``feed_line``
 
     def _emit(self, finding: Finding) -> None:
         finding.context = self.context
@@ -398,28 +455,35 @@ class _Scanner:
     def feed_line(self, raw: str) -> None:
         """One line without its newline; the fast path is a few ``in`` checks."""
         self.lineno += 1
-        if not self.records and (
-            "rror" not in raw
-            and "xception" not in raw
-            and "Traceback" not in raw
-            and "Warning" not in raw
-            and "detail" not in raw
-            and 'File "' not in raw
-            and "Assertion `" not in raw
-            and "Check failed" not in raw
-            and "[E" not in raw
-            and "[F" not in raw
-            and not self._needle_in(raw)
+        if (
+            not self.records
+            and self._cut is None
+            and (
+                "rror" not in raw
+                and "xception" not in raw
+                and "Traceback" not in raw
+                and "Warning" not in raw
+                and "detail" not in raw
+                and 'File "' not in raw
+                and "File \u201c" not in raw
+                and "Assertion `" not in raw
+                and "Check failed" not in raw
+                and "[E" not in raw
+                and "[F" not in raw
+                and not self._needle_in(raw)
+            )
         ):
             if self._opening is not None:
                 self._remember(raw + "\n")
             if self._evidence_left > 0:
                 self._evidence_left -= len(raw)
                 self._evidence(raw)
+            self._skipped = raw if len(raw) >= _MIN_WRAP else None
             return
         if self._opening is not None:
             self._remember(raw + "\n")
-        self._slow(raw[:MAX_LINE], self.lineno)
+        before, self._skipped = self._skipped, None
+        self._slow(raw[:MAX_LINE], self.lineno, before)
 
     def feed_block(self, text: str | bytes) -> None:
         """Complete lines separated by ``\\n``; ordinary lines are skipped in C.
@@ -473,8 +537,9 @@ class _Scanner:
         pos = 0
         size = len(text)
         found = [-2] * len(markers)
+        before: AnyStr | str | None = None
         while pos < size:
-            if not self.records:
+            if not self.records and self._cut is None:
                 nearest = -1
                 for i, marker in enumerate(markers):
                     at = found[i]
@@ -485,21 +550,42 @@ class _Scanner:
                 if nearest < 0:
                     tail = text.count(newline, pos)
                     self.lineno += tail + (0 if text.endswith(newline) else 1)
+                    self._skip_last(text, newline, pos)
                     return
                 begin = text.rfind(newline, pos, nearest) + 1
                 if begin > pos:
                     self.lineno += text.count(newline, pos, begin)
+                    # the line skipped right above, which a terminal may have cut
+                    start = max(text.rfind(newline, pos, begin - 1) + 1, pos)
+                    if begin - 1 - start >= _MIN_WRAP:
+                        before = text[start : begin - 1][:MAX_LINE]
                     pos = begin
+                elif pos == 0 and self._skipped is not None:
+                    before = self._skipped  # the last line of the block before, skipped
+                    self._skipped = None
             end = text.find(newline, pos)
             if end < 0:
                 end = size
             self.lineno += 1
+            self._skipped = None
             line = text[pos : min(end, pos + MAX_LINE)]
             if isinstance(line, bytes):
-                self._slow(line.decode("utf-8", "replace"), self.lineno)
+                prev = before.decode("utf-8", "replace") if isinstance(before, bytes) else before
+                self._slow(line.decode("utf-8", "replace"), self.lineno, prev)
             else:
-                self._slow(line, self.lineno)
+                self._slow(line, self.lineno, before if isinstance(before, str) else None)
+            before = None
             pos = end + 1
+
+    def _skip_last(self, text: AnyStr, newline: AnyStr, pos: int) -> None:
+        """Keep the block's last line, skipped, for the line the next block starts with."""
+        end = len(text) - 1 if text.endswith(newline) else len(text)
+        start = max(text.rfind(newline, pos, end) + 1, pos)
+        if end - start < _MIN_WRAP:
+            self._skipped = None
+            return
+        last = text[start:end][:MAX_LINE]
+        self._skipped = last.decode("utf-8", "replace") if isinstance(last, bytes) else last
 
     def finish(self) -> None:
         """Close every open record (end of input).
@@ -508,6 +594,9 @@ class _Scanner:
         quantizing the model.``) is read as bare messages, one per non-blank line; or, when
         the reporter's own words around a code block make it longer, the block's lines.
         """
+        if self._cut is not None:
+            self._read(self._cut[1], self._cut[0])
+            self._cut = None
         for record in sorted(self.records.values(), key=lambda r: r.start):
             self._close(record)
             if self._held is not None:
@@ -517,6 +606,7 @@ class _Scanner:
             lines = "".join(self._opening).split("\n")
             kept: list[tuple[int, str]] = []
             fenced: list[tuple[int, str]] = []
+            widths = [len(line) for line in lines]
             inside = False
             for lineno, raw in enumerate(lines, 1):
                 raw = _unbarred(ANSI.sub("", raw)).translate(_CURLY)
@@ -530,13 +620,50 @@ class _Scanner:
             if len(kept) > _OPENING_LINES and fenced:
                 kept = fenced
             if len(kept) <= _OPENING_LINES:
-                for lineno, content in kept:
-                    facts = ErrorFacts(type_name="", message=content)
-                    self._emit(Finding(lineno, lineno, "line", facts))
+                for first, last, message in _unwrapped_lines(kept, widths):
+                    facts = ErrorFacts(type_name="", message=message)
+                    self._emit(Finding(first, last, "line", facts))
 
     # the slow path
 
-    def _slow(self, raw: str, lineno: int) -> None:
+    def _width(self, line: str) -> int:
+        """Count ``line`` towards the widest length seen; its length."""
+        width = len(line)
+        if width >= self._widest:
+            if width > self._widest:
+                self._widest, self._at_widest = width, 0
+            self._at_widest += 1
+        return width
+
+    def _is_cut(self, line: str, width: int) -> bool:
+        """Whether a terminal cut ``line`` at its width (the widest length, seen twice)."""
+        return (
+            width == self._widest >= _MIN_WRAP
+            and self._at_widest >= 2
+            and line[-1] not in _NOT_CUT
+            and line[-1] not in _ENDS
+            and not line.endswith(("  ", "\t"))  # padded to the width (tmux), not cut there
+            and line.strip(line[-1]) != ""  # a rule of one character (``=====``) is no cut
+        )
+
+    def _slow(self, raw: str, lineno: int, before: str | None = None) -> None:
+        """Read one line closely (``before``: the line above it, when it was skipped)."""
+        if before is not None and self._cut is None and self._is_cut(before, self._width(before)):
+            self._cut = (lineno - 1, before)
+        width = self._width(raw)
+        if self._cut is not None:
+            start, head = self._cut
+            self._cut = None
+            if _goes_on(raw):
+                raw, lineno = head + raw, start  # one line, wrapped by the terminal
+            else:
+                self._read(head, start)
+        if self._is_cut(raw, width):
+            self._cut = (lineno, raw)
+            return
+        self._read(raw, lineno)
+
+    def _read(self, raw: str, lineno: int) -> None:
         self._line(raw, lineno)
         if self._held is not None:
             self._emit(self._held[1])
