@@ -11,7 +11,13 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from errhints._core.template import Template, TemplateError, parse_template
+from errhints._core.template import (
+    Template,
+    TemplateError,
+    _glued_prose,
+    _loose,
+    parse_template,
+)
 
 try:
     import errhints._facts as _scan
@@ -48,7 +54,9 @@ def refills(t: Template, values: tuple[str, ...], message: str) -> bool:
 
     An exact fit refills exactly. Otherwise ``match`` ignored trailing white space on both
     sides (log text loses it), then a final full stop the message lacks, then doubled
-    spaces: the comparison is of the message without them and the template likewise.
+    spaces: the comparison is of the message without them and the template likewise; then
+    a one-line template's fits to a message of several lines, a tail in another script, and
+    a retyped message's words.
     """
     if len(values) != len(t.names):
         return False
@@ -58,10 +66,25 @@ def refills(t: Template, values: tuple[str, ...], message: str) -> bool:
     lasts = [last, last[:-1]] if last.endswith(".") else [last]
     if any(fill((*t.literals[:-1], end), values) == message.rstrip() for end in lasts):
         return True
-    # last of all, runs of spaces count as one
+    # runs of spaces count as one
     spaces = re.compile(" {2,}")
     refilled = fill(tuple(spaces.sub(" ", lit) for lit in (*t.literals[:-1], last)), values)
-    return refilled == spaces.sub(" ", message.rstrip())
+    if refilled == spaces.sub(" ", message.rstrip()):
+        return True
+    text = message.rstrip()
+    if "\n" in text and "\n" not in t.source:
+        # a one-line template: the lines joined (a terminal's or an editor's wrap), or the
+        # first line alone
+        joined = (text.replace("\n", ""), re.sub(r"[ \t]*\n[ \t]*", " ", text))
+        if any(refills(t, values, candidate) for candidate in joined):
+            return True
+        if refills(t, values, text[: text.index("\n")]):
+            return True
+    cut = _glued_prose(text)
+    if cut > 0 and refills(t, values, text[:cut]):
+        return True
+    # last of all, a retyped message: the same words, punctuation, case and breaks aside
+    return fill(tuple(_loose(lit) for lit in t.literals), values) == _loose(message)
 
 
 #: Placeholder expressions as f-strings have them, nested brackets and braces included.
@@ -239,9 +262,32 @@ def test_match_agrees_with_a_regex_oracle(parts: tuple, data: st.DataObject) -> 
     # oracle does not; the oracle only speaks for messages without it.
     assume(message == message.rstrip())
     expected = oracle(t, anchored=True).match(message) is not None
-    assert (t.match(message) is not None) == expected, (source, message)
+    fits = t.match(message) is not None
+    if fits and not expected:
+        # only by the looser rules match() documents: doubled spaces count as one, a final
+        # full stop may be missing, and a literal-rich template fits a retyped message
+        assert _loosely(t, message), (source, message)
+    else:
+        assert fits == expected, (source, message)
     if literals[0] and literals[-1]:
         assert (t.search(message) is not None) == bool(oracle(t, anchored=False).search(message))
+
+
+def _loosely(t: Template, message: str) -> bool:
+    """The oracle on the forms match() also compares: spaces collapsed, the last full stop
+    dropped, and (literal-rich templates) the retyped form."""
+
+    def fits(pieces: list[str], text: str) -> bool:
+        pattern = "(?:.*?)".join(re.escape(piece) for piece in pieces)
+        return re.match(f"(?:{pattern})\\Z", text, re.DOTALL) is not None
+
+    pieces = [*t.literals[:-1], t.literals[-1].rstrip()]
+    spaced = [re.sub(" {2,}", " ", p) for p in pieces]
+    if fits(spaced, re.sub(" {2,}", " ", message)):
+        return True
+    if pieces[-1].endswith(".") and fits([*pieces[:-1], pieces[-1][:-1]], message):
+        return True
+    return t.literal_rich and fits([_loose(p) for p in t.literals], _loose(message))
 
 
 def best_time(fn: Callable[[], object], repeat: int = 3) -> float:

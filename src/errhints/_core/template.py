@@ -131,8 +131,9 @@ class Template:
                 values = self._fits(stripped.replace("\n", ""))
                 if values is None:  # wrapped where a space was (an editor's soft wrap)
                     values = self._fits(_LINE_BREAK.sub(" ", stripped))
-                if values is None:
-                    values = self._fits(stripped[: stripped.index("\n")])
+                first = stripped[: stripped.index("\n")]
+                if values is None and first.strip():
+                    values = self._fits(first)
         return values
 
     @staticmethod
