@@ -289,16 +289,17 @@ def test_json_body_inside_a_client_error_is_matched(tmp_path: Path) -> None:
     ]
 
 
+_KV_CACHE = {
+    "slug": "kv-cache",
+    "exception": '"ValueError"',
+    "template": '"Not enough memory for the KV cache. Please increase --mem-fraction-static or'
+    ' decrease --max-total-tokens. Available: {n}"',
+}
+
+
 def test_drifted_wording_is_a_weak_match(tmp_path: Path) -> None:
     """A message reworded slightly in another release is found, marked weak."""
-    index = make_index(
-        tmp_path,
-        {
-            "slug": "kv-cache",
-            "exception": '"ValueError"',
-            "template": '"Not enough memory for the KV cache. Please increase --mem-fraction-static or decrease --max-total-tokens. Available: {n}"',
-        },
-    )
+    index = make_index(tmp_path, _KV_CACHE)
     drifted = "Not enough memory for the KV cache. Please increase --mem-fraction-static or reduce the --max-total-tokens. Available: 3"
     [match] = explain_facts(ErrorFacts(type_name="ValueError", message=drifted), index)
     assert match.confidence == "weak"
@@ -310,14 +311,7 @@ def test_a_retyped_message_with_the_same_words_is_a_template_match(tmp_path: Pat
     """Punctuation, case and line breaks a user changed when retyping an error are not a
     change of wording: the same words in the same order fit the template (held-back/478:
     ``ValueError Processor was not found please check and update your model file``)."""
-    index = make_index(
-        tmp_path,
-        {
-            "slug": "kv-cache",
-            "exception": '"ValueError"',
-            "template": '"Not enough memory for the KV cache. Please increase --mem-fraction-static or decrease --max-total-tokens. Available: {n}"',
-        },
-    )
+    index = make_index(tmp_path, _KV_CACHE)
     retyped = "Not enough memory for the KV cache, please increase --mem-fraction-static\nor decrease --max-total-tokens. available 3"
     [match] = explain_facts(ErrorFacts(type_name="ValueError", message=retyped), index)
     assert (match.confidence, match.via) == ("strong", "template")
