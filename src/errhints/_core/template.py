@@ -108,7 +108,7 @@ class Template:
             # retyped: the same words in the same order, punctuation, case and wrapping aside;
             # not when a literal between two values is punctuation alone (``{status}, {text}``)
             loose = tuple(_loose(lit) for lit in self.literals)
-            if all(loose[1:-1]) or len(loose) < 3:
+            if all(loose[1:-1]):
                 values = self._match(_loose(message), loose)
         return values
 

@@ -61,8 +61,9 @@ _MAX_MSG_LINES = 200
 
 _MAX_MSG_CHARS = 64 * 1024
 
-#: Shortest line a terminal's fixed width cuts (a frame line ``..., in run_`` whose name
-#: goes on at the next line's start).
+#: Narrowest terminal whose fixed width is taken back: a line this long or longer may have
+#: been cut there (a frame line ``..., in run_`` whose name goes on at the next line's start;
+#: any line as wide as the widest, ``_Scanner._slow``).
 _WRAP_WIDTH = 60
 
 _NAME_PART = re.compile(r"[\w.<>]{1,200}")
@@ -303,9 +304,6 @@ def _unbarred(raw: str) -> str:
     return raw[bar.end() :] if bar is not None and raw[bar.end() :].strip() else raw
 
 
-#: Narrowest terminal whose hard wrap is taken back (``_Scanner._slow``).
-_MIN_WRAP = 60
-
 #: Last characters of a line drawn to the terminal's width, not cut by it (rich's panels).
 _NOT_CUT = frozenset(BOX) | frozenset("╮╯┓┛╗╝─━═")
 
@@ -315,6 +313,13 @@ _NOT_CUT = frozenset(BOX) | frozenset("╮╯┓┛╗╝─━═")
 _OPENS = frozenset(BOX) | frozenset("{[(<")
 
 _ENDS = frozenset(".!?}])\"'")
+
+
+def _wide_line(text: AnyStr, newline: AnyStr, pos: int, end: int) -> AnyStr | None:
+    """The line of ``text[pos:end]`` that ends at ``end``, when it is wide enough for a
+    terminal to have cut it, else ``None``."""
+    start = max(text.rfind(newline, pos, end) + 1, pos)
+    return text[start:end][:MAX_LINE] if end - start >= _WRAP_WIDTH else None
 
 
 def _goes_on(line: str) -> bool:
@@ -343,7 +348,7 @@ def _unwrapped_lines(
         last = first
         while (
             i + 1 < len(kept)
-            and widths[kept[i][0] - 1] == widest >= _MIN_WRAP
+            and widths[kept[i][0] - 1] == widest >= _WRAP_WIDTH
             and kept[i + 1][0] == kept[i][0] + 1
             and not kept[i][1].endswith((".", "!", "?"))
         ):
@@ -478,7 +483,7 @@ class _Scanner:
             if self._evidence_left > 0:
                 self._evidence_left -= len(raw)
                 self._evidence(raw)
-            self._skipped = raw if len(raw) >= _MIN_WRAP else None
+            self._skipped = raw if len(raw) >= _WRAP_WIDTH else None
             return
         if self._opening is not None:
             self._remember(raw + "\n")
@@ -556,9 +561,7 @@ class _Scanner:
                 if begin > pos:
                     self.lineno += text.count(newline, pos, begin)
                     # the line skipped right above, which a terminal may have cut
-                    start = max(text.rfind(newline, pos, begin - 1) + 1, pos)
-                    if begin - 1 - start >= _MIN_WRAP:
-                        before = text[start : begin - 1][:MAX_LINE]
+                    before = _wide_line(text, newline, pos, begin - 1)
                     pos = begin
                 elif pos == 0 and self._skipped is not None:
                     before = self._skipped  # the last line of the block before, skipped
@@ -580,11 +583,7 @@ class _Scanner:
     def _skip_last(self, text: AnyStr, newline: AnyStr, pos: int) -> None:
         """Keep the block's last line, skipped, for the line the next block starts with."""
         end = len(text) - 1 if text.endswith(newline) else len(text)
-        start = max(text.rfind(newline, pos, end) + 1, pos)
-        if end - start < _MIN_WRAP:
-            self._skipped = None
-            return
-        last = text[start:end][:MAX_LINE]
+        last = _wide_line(text, newline, pos, end)
         self._skipped = last.decode("utf-8", "replace") if isinstance(last, bytes) else last
 
     def finish(self) -> None:
@@ -638,7 +637,7 @@ class _Scanner:
     def _is_cut(self, line: str, width: int) -> bool:
         """Whether a terminal cut ``line`` at its width (the widest length, seen twice)."""
         return (
-            width == self._widest >= _MIN_WRAP
+            width == self._widest >= _WRAP_WIDTH
             and self._at_widest >= 2
             and line[-1] not in _NOT_CUT
             and line[-1] not in _ENDS
