@@ -965,3 +965,40 @@ def test_known_at_names_few_failures_and_only_from_below_a_call() -> None:
     assert known_at(index, merged, call) == []
     raise_line = 'raise ValueError("The dataset is not applicable in the current training stage.")'
     assert known_at(index, merged, raise_line)
+
+
+def test_the_inner_error_of_a_chain_cut_in_its_outer_stack_fits_from_project_frames(
+    tmp_path: Path,
+) -> None:
+    """dev/685 and /707: the Hub's ``HFValidationError`` traceback is whole, the LlamaFactory
+    traceback raised while handling it is cut. The inner stack starts where it was caught,
+    below the callers, so it says nothing of where it ran: LlamaFactory's frames in the cut
+    outer stack make the entry fit. A whole outer stack without the entry's frames does not."""
+    index = make_index(
+        tmp_path,
+        {
+            "slug": "repo-id",
+            "package": "llamafactory",
+            "exception": '"HFValidationError"',
+            "template": "\"Repo id must be in the form 'repo_name' or 'namespace/repo_name':"
+            " '{repo_id}'. Use `repo_type` argument if needed.\"",
+            "extra": '[context]\nframes = [{path = "llamafactory/model/loader.py",'
+            ' function = "load_model"}]\n',
+        },
+    )
+    validators = frame("huggingface_hub/utils/_validators.py", "validate_repo_id")
+    inner = ErrorFacts(
+        type_name="huggingface_hub.errors.HFValidationError",
+        message="Repo id must be in the form 'repo_name' or 'namespace/repo_name':"
+        " 'saves/Qwen2.5-14B/full/train'. Use `repo_type` argument if needed.",
+        frames=(frame("transformers/utils/hub.py", "cached_files"), validators),
+        has_stack=True,
+        relation="context",
+    )
+    launcher = frame("llamafactory/launcher.py", "<module>")
+    cut = ErrorFacts(type_name="", message="", frames=(launcher,), has_stack=True, chain=[inner])
+    assert [(m.id, m.confidence, m.via) for m in explain_facts(cut, index)] == [
+        ("llamafactory.repo-id", "strong", "project frames")
+    ]
+    whole = replace(cut, type_name="OSError", message="Can't load tokenizer", chain=[inner])
+    assert explain_facts(whole, index) == []

@@ -410,9 +410,13 @@ class _Matcher:
         for member in facts.chain:
             stack = stack + member.frames
         has_stack = facts.has_stack or any(m.has_stack for m in facts.chain)
-        # A stack shown from its start (a ``Traceback`` header) without the project's frames
-        # says the project did not call in; an excerpt that starts mid-stack says nothing.
-        self.outer_shown = any(m.has_stack and not m.headless for m in (facts, *facts.chain))
+        # A stack shown from its start (a ``Traceback`` header) down to its error line without
+        # the project's frames says the project did not call in; an excerpt that starts
+        # mid-stack or is cut before its error line says nothing. In a chain the outermost
+        # error's stack counts: an inner one's starts where it was caught, below the callers.
+        self.outer_shown = (
+            facts.has_stack and not facts.headless and bool(facts.type_name or facts.message)
+        )
         packages = project_names(frozenset(f.package for f in stack if f.package))
         self.one(facts, stack, packages, has_stack, embedded=False, depth=0)
         for member in facts.chain:

@@ -33,7 +33,7 @@ _SHORT_SCAN_CHARS = 4 * WIDTH * SHORT_MEANING_LINES
 #: What a note says when it explains an error linked to the one raised, not that error.
 _RELATIONS = {
     "cause": "explains the direct cause of this error (raise ... from)",
-    "context": "explains the error raised while handling another one (its context)",
+    "context": "explains the error that was being handled when this one was raised (its context)",
     "group": "explains an error inside this exception group",
 }
 
