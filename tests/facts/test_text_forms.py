@@ -619,3 +619,22 @@ def test_prefixes_of_cpp_and_python_loggers() -> None:
     )
     assert peel("- foo")[1] == "- foo"
     assert peel("Decode batch. a.b - c")[1] == "Decode batch. a.b - c"
+
+
+def test_llamafactorys_logger_prefix_is_peeled_even_with_its_bracket_cut() -> None:
+    """dev/701: LlamaFactory's ``[LEVEL|time] name:lineno >> message``, the bracket cut off by
+    the excerpt: ``llamafactory.webui.common:162 >> Cannot open ...``. What follows ``>>`` is
+    the message, even when it looks like another prefix."""
+    from errhints._facts.lines import peel
+
+    message = "Cannot open data/dataset_info.json due to Expecting value: line 1 column 1."
+    for line in (
+        f"[WARNING|2025-01-15 16:41:57] llamafactory.webui.common:162 >> {message}",
+        f"llamafactory.webui.common:162 >> {message}",
+    ):
+        key, content = peel(line)
+        assert content == message and key.endswith(">>"), line
+    assert peel("llamafactory.data.loader:57 >> - WARNING - x")[1] == "- WARNING - x"
+    # a shell's redirection or a quoted prompt is no logger's prefix
+    assert peel("cat a >> b.txt")[1] == "cat a >> b.txt"
+    assert peel("ValueError: x >> y")[1] == "ValueError: x >> y"

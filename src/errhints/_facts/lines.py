@@ -78,14 +78,17 @@ _TOKEN = re.compile(
     r"|(?P<name>[\w.-]{1,120})(?= - " + _LEVELS + r" - )"
     r"|(?P<logger>[A-Za-z_]\w{0,60}(?:\.\w{1,60}){1,12})(?= - )"
     r"|(?P<sep>[-|])(?= )"
+    r"|(?P<arrow>[A-Za-z_][\w.]{0,200}:\d{1,7} >>)(?= |$)"
 )
 
 #: A line number a viewer or a copy added before each line: ``[80810] `` (a log viewer),
 #: ``123\t`` (a copied numbered listing); every such line is one stream.
 _LINENO = re.compile(r"\[\d{1,9}\](?: |$)|\d{1,7}\t")
 
-#: First characters that can start a log prefix; other lines skip the prefix regex.
+#: First characters that can start a log prefix; other lines skip the prefix regex unless
+#: they hold LlamaFactory's ``logger.name:lineno >> `` (``_ARROW``), its record cut above.
 _PREFIX_START = frozenset("0123456789[(IWEFDCTNS-")
+_ARROW = " >> "
 
 #: A C++ source location ending a bracketed prefix (``[E1226 15:44:25.49 socket.cpp:1011]``):
 #: what follows is the message, brackets included (``[Rank 1] Watchdog caught ...``).
@@ -256,7 +259,7 @@ def starts_exception(line: str) -> bool:
 def peel(line: str) -> tuple[str, str]:
     """Split a line into (stream key, content): the key is the line's log prefix with its
     timestamps folded to ``T``, so that every line of one stream has the same key."""
-    if not line or line[0] not in _PREFIX_START:
+    if not line or (line[0] not in _PREFIX_START and line.find(_ARROW, 0, 260) < 0):
         return "", line
     pos = 0
     keys: list[str] = []
@@ -279,6 +282,8 @@ def peel(line: str) -> tuple[str, str]:
             break
         if kind in ("ts", "glog"):
             keys.append("T")
+        elif kind == "arrow":
+            keys.append(">>")  # every logger of one LlamaFactory run writes one stream
         elif kind == "br":
             keys.append(_TS_IN.sub("T", token))
         else:
@@ -289,8 +294,8 @@ def peel(line: str) -> tuple[str, str]:
             if kind in ("lvl", "sep", "name", "loc", "logger"):
                 while pos < size and line[pos] == " " and pos < m.end() + 16:
                     pos += 1
-        if kind == "glog" or (kind == "br" and _CPP_LOCATION.search(token) is not None):
-            break  # C++ logging: the rest of the line is the message
+        if kind in ("glog", "arrow") or (kind == "br" and _CPP_LOCATION.search(token) is not None):
+            break  # C++ logging, LlamaFactory's ``name:lineno >>``: the rest is the message
     if not keys:
         return "", line
     return "".join(keys), line[pos:]
