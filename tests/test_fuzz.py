@@ -17,6 +17,7 @@ from errhints._core.template import (
     _glued_prose,
     _loose,
     parse_template,
+    prose_lead,
 )
 
 try:
@@ -55,8 +56,8 @@ def refills(t: Template, values: tuple[str, ...], message: str) -> bool:
     An exact fit refills exactly. Otherwise ``match`` ignored trailing white space on both
     sides (log text loses it), then a final full stop the message lacks, then doubled
     spaces: the comparison is of the message without them and the template likewise; then
-    a one-line template's fits to a message of several lines, a tail in another script, and
-    a retyped message's words.
+    a one-line template's fits to a message of several lines, a tail or a head in another
+    script, and a retyped message's words.
     """
     if len(values) != len(t.names):
         return False
@@ -82,6 +83,9 @@ def refills(t: Template, values: tuple[str, ...], message: str) -> bool:
             return True
     cut = _glued_prose(text)
     if cut > 0 and refills(t, values, text[:cut]):
+        return True
+    lead = prose_lead(text)  # an issue title's words in another script glued before it
+    if lead > 0 and refills(t, values, text[lead:]):
         return True
     # last of all, a retyped message: the same words, punctuation, case and breaks aside
     return fill(tuple(_loose(lit) for lit in t.literals), values) == _loose(message)

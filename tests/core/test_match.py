@@ -1002,3 +1002,28 @@ def test_the_inner_error_of_a_chain_cut_in_its_outer_stack_fits_from_project_fra
     ]
     whole = replace(cut, type_name="OSError", message="Can't load tokenizer", chain=[inner])
     assert explain_facts(whole, index) == []
+
+
+def test_a_message_naming_dataset_info_json_fits_a_short_template(tmp_path: Path) -> None:
+    """dev/032 and /701: ``Cannot open {path} due to {err}.`` has too little literal text to
+    match on text alone, but a message of it that names LlamaFactory's dataset_info.json is
+    LlamaFactory's, with or without its run in view; another file's is not."""
+    index = make_index(
+        tmp_path,
+        {
+            "slug": "dataset-info",
+            "package": "llamafactory",
+            "exception": '"ValueError"',
+            "template": '"Cannot open {config_path} due to {str(err)}."',
+            "extra": 'shape = "names-dataset-info"\n[[sites]]\n'
+            'path = "llamafactory/data/parser.py"\nfunction = "get_dataset_list"\n',
+        },
+    )
+    windows = (
+        "Cannot open data\\dataset_info.json due to [Errno 2] No such file or directory:"
+        " 'data\\\\dataset_info.json'."
+    )
+    assert _text_matches(index, windows, type_name="ValueError") == [
+        ("llamafactory.dataset-info", "strong", "template")
+    ]
+    assert _text_matches(index, "Cannot open cfg.yaml due to EOF.", type_name="ValueError") == []

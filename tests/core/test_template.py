@@ -268,3 +268,29 @@ def test_runs_of_spaces_count_as_one_when_nothing_else_fits() -> None:
     assert template.match("Can't find 'adapter_config.json'  at 'out/x'") == ("out/x",)
     assert template.match("Can't find 'adapter_config.json' at 'a  b'") == ("a  b",)  # exact first
     assert template.match("Can't find  'config.json'  at 'x'") is None
+
+
+def test_a_message_after_a_title_in_another_script_fits() -> None:
+    """dev/704: ``ChatGLM3B模型微调，模型合并导致报错ChatGLM model is not supported``: an issue
+    title's own words glued before the message, which starts after the last CJK character."""
+    template = parse_template("ChatGLM model is not supported.")
+    assert template.match("ChatGLM3B模型微调，模型合并导致报错ChatGLM model is not supported") == ()
+    assert template.match("模型合并报错： ChatGLM model is not supported.") == ()
+    # an accented letter is no other script's prose, and the tail must start with a letter
+    assert template.match("Modèle ChatGLM model is not supported.") is None
+    assert template.match("报错3ChatGLM model is not supported.") is None
+
+
+def test_the_first_sentence_of_a_literal_message_fits_as_its_head() -> None:
+    """dev/671: a quote keeps the headline of a two-sentence message, wrapped by the editor;
+    the headline must be twice as distinctive as a whole template."""
+    template = parse_template(
+        "TRTLLM MHA backend for prefill is only supported on Blackwell GPUs (SM100)."
+        " Please use a different prefill backend."
+    )
+    quoted = "TRTLLM MHA backend for prefill is only supported on\nBlackwell GPUs (SM100)."
+    assert template.match(quoted) is None
+    assert template.match_head(quoted) == ()
+    assert template.match_head("TRTLLM MHA backend for prefill is only supported") is None
+    short = parse_template("Out of memory. Try to lower your batch size.")
+    assert short.match_head("Out of memory.") is None

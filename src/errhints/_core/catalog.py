@@ -156,7 +156,7 @@ class Entry:
     #: For a message that rejects names (unknown flags or keys): ``(kind, placeholder)``.
     names: tuple[str, str] | None = None
     #: The message's shape (``template.SHAPES``), which lets a template with little literal
-    #: text (``{name}``) match on text alone: ``"tensor-name"``.
+    #: text (``{name}``) match on text alone: ``"tensor-name"``, ``"names-dataset-info"``.
     shape: str | None = None
     #: Other projects whose own code raises the same words (``transformers``: LlamaFactory
     #: copied HfArgumentParser's message): without the entry's project in view, only ``weak``.

@@ -22,7 +22,7 @@ from .._facts.model import ErrorFacts, Frame
 from .._packages import canonical_path, installed_release, project_names
 from .catalog import Catalog, ContextFrame, Entry, Site, site_dict
 from .lookalikes import shared_by
-from .template import MIN_LITERAL_CHARS, SHAPES, fits_shape
+from .template import MIN_LITERAL_CHARS, PROJECT_SHAPES, SHAPES, fits_shape, prose_lead
 
 __all__ = ["Confidence", "Index", "Match", "build_index", "explain_facts", "known_at"]
 
@@ -148,8 +148,11 @@ def _distinctive(entry: Entry, message: str) -> bool:
 
 
 def _names_a_file(entry: Entry) -> bool:
-    """Whether the template's literal text names a file: the project's own words, not a
-    sentence any program could print (``Undefined dataset {name} in dataset_info.json.``)."""
+    """Whether the template's literal text, or the shape its messages must have, names a
+    file: the project's own words, not a sentence any program could print (``Undefined
+    dataset {name} in dataset_info.json.``)."""
+    if entry.shape in PROJECT_SHAPES:
+        return True
     return any(_FILE_NAME.search(piece) for piece in entry.template.literals)
 
 
@@ -214,6 +217,9 @@ class Index:
         seen: dict[str, Entry] = {}  # by key: an entry and the views of what it carries
         for entry in self.by_head.get(message[:KEY_CHARS], ()):
             seen[entry.key] = entry
+        if (start := prose_lead(message)) > 0:  # ``...导致报错ChatGLM model is not supported``
+            for entry in self.by_head.get(message[start : start + KEY_CHARS], ()):
+                seen[entry.key] = entry
         for entry in self.by_tail.get(message[-KEY_CHARS:], ()) if message else ():
             seen[entry.key] = entry
         if self.by_word:

@@ -11,7 +11,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["SHAPES", "Template", "TemplateError", "fits_shape", "parse_template"]
+__all__ = [
+    "PROJECT_SHAPES",
+    "SHAPES",
+    "Template",
+    "TemplateError",
+    "fits_shape",
+    "parse_template",
+    "prose_lead",
+]
 
 #: Alphanumeric characters of literal text a template needs to match on text alone.
 MIN_LITERAL_CHARS = 16
@@ -28,7 +36,13 @@ SHAPES: dict[str, re.Pattern[str]] = {
         r"(?:weight|bias|\w{0,40}_scale(?:_inv)?|scales|qweight|qzeros|g_idx|weight_packed"
         r"|weight_shape|\w{0,40}_proj)'?"
     ),
+    # a message that names LlamaFactory's own dataset_info.json (``Cannot open {path} due to
+    # {err}.``): no other program's config file has that name
+    "names-dataset-info": re.compile(r"(?s).{0,1000}dataset_info\.json.{0,1000}"),
 }
+
+#: Shapes only the entry's own project prints: a message of one names that project's run.
+PROJECT_SHAPES = frozenset({"names-dataset-info"})
 
 
 def fits_shape(shape: str, message: str) -> bool:
@@ -46,6 +60,23 @@ def _glued_prose(message: str) -> int:
         if message[at].isascii() and not message[at].isspace():
             return -1  # only a tail in another script is looked at
     return -1
+
+
+def prose_lead(message: str) -> int:
+    """Where the message starts after an issue title's prose in another script glued before
+    it (``模型合并导致报错ChatGLM model is not supported``): after the last character outside
+    ASCII, when that is a CJK character or full-width punctuation and a letter follows it;
+    else ``-1``."""
+    at = len(message)
+    while at > 0 and message[at - 1].isascii():
+        at -= 1
+    if at == 0 or not (
+        "\u2e80" <= message[at - 1] <= "\u9fff" or "\uff00" <= message[at - 1] <= "\uffef"
+    ):
+        return -1
+    while at < len(message) and message[at] == " ":
+        at += 1
+    return at if at < len(message) and message[at].isalpha() else -1
 
 
 _LINE_BREAK = re.compile(r"[ \t]*\n[ \t]*")
@@ -121,6 +152,8 @@ class Template:
                 values = self._match(stripped, (*self.literals[:-1], last))
             if values is None and (end := _glued_prose(stripped)) > 0:
                 values = self._fits(stripped[:end])
+            if values is None and (start := prose_lead(stripped)) > 0:
+                values = self._fits(stripped[start:])
             if values is None and last.endswith(".") and not stripped.endswith("."):
                 values = self._match(stripped, (*self.literals[:-1], last[:-1]))
             if values is None and "  " in stripped:
@@ -171,7 +204,7 @@ class Template:
         """
         lits = self.literals
         if len(lits) < 2:
-            return None
+            return self._first_sentences(message)
         if "\n" not in "".join(lits[1:]):
             return self._cut_value(message) or self._first_sentences(message)
         chars = 0
@@ -214,10 +247,21 @@ class Template:
         """Values for a message that is the template's first sentences (a quote or a title
         keeps the headline of a long message): it ends at a full stop of the template's text,
         or with a one-word value right before one; what it holds of the literal text must be
-        twice as distinctive as a whole template's."""
+        twice as distinctive as a whole template's. Soft wraps count as spaces."""
         lits = self.literals
         text = message.rstrip()
+        if "\n" in text and "\n" not in self.source:
+            text = _LINE_BREAK.sub(" ", text)  # an editor's soft wrap
         bare = text[:-1] if text.endswith(".") else text
+        stop = lits[0].find(". ")
+        while stop >= 0:  # the headline of a message that starts with whole sentences
+            head = lits[0][: stop + 1]
+            if sum(c.isalnum() for c in head) >= 2 * MIN_LITERAL_CHARS and text in (
+                head,
+                head[:-1],
+            ):
+                return ()
+            stop = lits[0].find(". ", stop + 1)
         chars = 0
         for k in range(1, len(lits)):
             chars += sum(c.isalnum() for c in lits[k - 1])
