@@ -2,7 +2,8 @@
 # Set up one virtualenv per supported Python and run every check: ruff, mypy --strict,
 # the test suite on 3.10, 3.11, 3.12 and 3.13 (its slow and releases tiers, which build wheels
 # and venvs or read released sources, on 3.11 only), the opt-in integration suite (real Ray
-# and torch on the CPU) once on 3.11, and a smoke run of the benchmarks.
+# and torch on the CPU) once on 3.11, and a smoke run of the benchmarks. The suites run on
+# every core (pytest-xdist, -n auto); the integration suite, which starts Ray, runs alone.
 #   scripts/check.sh            everything
 #   scripts/check.sh --quick    lint, types and tests on Python 3.11 only
 set -euo pipefail
@@ -48,10 +49,10 @@ for v in "${versions[@]}"; do
     fi
     if [ "$dir" = "$first" ]; then
         echo "== tests on Python $v"
-        "$dir/bin/python" -m pytest -q -p no:cacheprovider tests
+        "$dir/bin/python" -m pytest -q -p no:cacheprovider -n auto tests
     else  # wheels, fresh venvs and released sources are Python-independent: checked once
         echo "== tests on Python $v (without the slow and releases tiers, run on $first)"
-        "$dir/bin/python" -m pytest -q -p no:cacheprovider -m "not slow and not releases" tests
+        "$dir/bin/python" -m pytest -q -p no:cacheprovider -n auto -m "not slow and not releases" tests
     fi
 done
 
