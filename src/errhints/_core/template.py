@@ -62,14 +62,20 @@ def _glued_prose(message: str) -> int:
     return -1
 
 
+#: The last character outside ASCII and the ASCII text after it (linear: each try stops at
+#: the next character outside ASCII).
+_LAST_NON_ASCII = re.compile(r"[^\x00-\x7f][\x00-\x7f]*\Z")
+
+
 def prose_lead(message: str) -> int:
     """Where the message starts after an issue title's prose in another script glued before
     it (``模型合并导致报错ChatGLM model is not supported``): after the last character outside
     ASCII, when that is a CJK character or full-width punctuation and a letter follows it;
     else ``-1``."""
-    at = len(message)
-    while at > 0 and message[at - 1].isascii():
-        at -= 1
+    if message.isascii():
+        return -1
+    found = _LAST_NON_ASCII.search(message)
+    at = found.start() + 1 if found is not None else 0
     if at == 0 or not (
         "\u2e80" <= message[at - 1] <= "\u9fff" or "\uff00" <= message[at - 1] <= "\uffef"
     ):
