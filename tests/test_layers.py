@@ -186,7 +186,8 @@ def run_child(code: str) -> dict[str, object]:
 
 
 def test_a_failing_process_never_loads_the_maintainer_code_or_the_command_line() -> None:
-    """install() plus one explained exception imports no _maintain, no _cli, no rapidfuzz."""
+    """install() plus one explained exception imports no _maintain, no _cli, no rapidfuzz,
+    and not the text door's readers: a live error is never text to scan."""
     found = run_child(
         """
         import json, sys, errhints
@@ -215,6 +216,7 @@ def test_a_failing_process_never_loads_the_maintainer_code_or_the_command_line()
     assert isinstance(modules, list)
     assert not [m for m in modules if m.startswith(("errhints._maintain", "errhints._cli"))]
     assert not [m for m in modules if m.startswith("rapidfuzz")]
+    assert not {"errhints._facts.scanner", "errhints._facts.traceback_text"} & set(modules)
 
 
 def new_modules(statement: str) -> list[str]:

@@ -11,16 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from .._facts.model import ErrorFacts, Frame
-from .._facts.scanner import Finding, scan_stream, scan_text
 from .._packages import project_of
 from . import match, state
 from .catalog import Entry, Site
 from .match import Index, Match
 from .releases import ReleaseRange
 from .template import MIN_LITERAL_CHARS, TemplateError, parse_template
+
+if TYPE_CHECKING:  # the text scanner loads with the first text to read, not for a live error
+    from .._facts.scanner import Finding
 
 __all__ = [
     "Explained",
@@ -42,6 +44,8 @@ class Explained:
 
 def facts_in_text(text: str) -> list[ErrorFacts]:
     """The failures written in ``text`` (tracebacks, error lines, bodies), as facts."""
+    from .._facts.scanner import scan_text
+
     return [finding.facts for finding in scan_text(text)]
 
 
@@ -165,6 +169,8 @@ def _with_wrapper(matches: list[Match], finding: Finding, index: Index) -> list[
 
 def explain_text(text: str, index: Index | None = None) -> list[Explained]:
     """Every failure in ``text`` with its matches; ``index`` defaults to the shared catalog."""
+    from .._facts.scanner import scan_text
+
     index = index if index is not None else state.get_index()
     return list(_explain(scan_text(text, index.log_needles), index))
 
@@ -176,5 +182,7 @@ def explain_stream(
 
     With ``warnings``, logged warnings no entry explains are identified too.
     """
+    from .._facts.scanner import scan_stream
+
     index = index if index is not None else state.get_index()
     return _explain(scan_stream(stream, needles=index.log_needles), index, warnings)
