@@ -39,18 +39,20 @@ class CatalogBundleHook(BuildHookInterface):  # type: ignore[misc]
             for path in sorted(root.glob("*/*.toml"))
         }
         self._tmp = tempfile.mkdtemp(prefix="errhints-bundle-")
+        data, prebuilt_tables = self._build(entries)
         bundle = Path(self._tmp) / "_bundle.json"
-        bundle.write_text(json.dumps(entries, ensure_ascii=False, sort_keys=True), encoding="utf-8")
+        bundle.write_bytes(data)
         build_data["force_include"][str(bundle)] = "errhints/catalog/_bundle.json"
         prebuilt = Path(self._tmp) / "_prebuilt.json"
-        prebuilt.write_text(json.dumps(self._prebuild(root), sort_keys=True), encoding="utf-8")
+        prebuilt.write_text(json.dumps(prebuilt_tables, sort_keys=True), encoding="utf-8")
         build_data["force_include"][str(prebuilt)] = "errhints/catalog/_prebuilt.json"
 
-    def _prebuild(self, root: Path) -> Any:
-        """The matcher's lookup tables, built now so that a failure need not build them."""
+    def _build(self, entries: dict[str, Any]) -> tuple[bytes, Any]:
+        """The bundle's bytes and the matcher's lookup tables, built now so that a failure need
+        not build them."""
         sys.path.insert(0, str(Path(self.root) / "src"))
         try:
-            from errhints._core.bundle import prebuild
+            from errhints._core.bundle import bundle_bytes, prebuild
             from errhints._core.catalog import load_catalog
 
             saved = os.environ.pop("ERRHINTS_CATALOG_PATH", None)  # the packaged catalog alone
@@ -65,7 +67,8 @@ class CatalogBundleHook(BuildHookInterface):  # type: ignore[misc]
             sources = {
                 entry.id: Path(entry.source).relative_to("catalog").as_posix() for entry in catalog
             }
-            return prebuild(catalog, sources)
+            data, spans = bundle_bytes(entries)
+            return data, prebuild(catalog, sources, spans)
         finally:
             sys.path.remove(str(Path(self.root) / "src"))
             for name in [m for m in sys.modules if m == "errhints" or m.startswith("errhints.")]:

@@ -765,7 +765,7 @@ def bench_prebuilt_scale(ctx: Ctx) -> None:
     build = f"""
         import json, shutil
         from pathlib import Path
-        from errhints._core.bundle import PREBUILT_NAME, prebuild
+        from errhints._core.bundle import PREBUILT_NAME, bundle_bytes, prebuild
         from errhints._core.catalog import load_catalog
         root = Path({str(root)!r})
         catalog = load_catalog([root], builtin=False)
@@ -774,8 +774,10 @@ def bench_prebuilt_scale(ctx: Ctx) -> None:
         import tomllib
         for rel in sources.values():
             tables[rel] = tomllib.loads((root / rel).read_text(encoding="utf-8"))
-        (root / "_bundle.json").write_text(json.dumps(tables), encoding="utf-8")
-        (root / PREBUILT_NAME).write_text(json.dumps(prebuild(catalog, sources)), encoding="utf-8")
+        data, spans = bundle_bytes(tables)
+        (root / "_bundle.json").write_bytes(data)
+        prebuilt = prebuild(catalog, sources, spans)
+        (root / PREBUILT_NAME).write_text(json.dumps(prebuilt), encoding="utf-8")
         from _bench_child import emit
         emit({{"entries": len(sources)}})
     """

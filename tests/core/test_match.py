@@ -599,15 +599,17 @@ def test_the_prebuilt_tables_hold_the_wrapped_messages(tmp_path: Path) -> None:
     """The wheel's tables name a carried message's view as ``id#n`` and build it on demand."""
     import json
 
-    from errhints._core.bundle import PREBUILT_NAME, load_prebuilt, prebuild
+    from errhints._core.bundle import PREBUILT_NAME, bundle_bytes, load_prebuilt, prebuild
 
     index = make_index(tmp_path, _GATED)
     catalog = index.catalog
     root = tmp_path / "wheel"
     root.mkdir()
     tables = {"sglang/gated.toml": _toml(tmp_path / "sglang" / "gated.toml")}
-    (root / "_bundle.json").write_text(json.dumps(tables), encoding="utf-8")
-    prebuilt = prebuild(catalog, {"sglang.gated": "sglang/gated.toml"})
+    data, spans = bundle_bytes(tables)
+    assert json.loads(data) == tables  # still one JSON object, read whole without the tables
+    (root / "_bundle.json").write_bytes(data)
+    prebuilt = prebuild(catalog, {"sglang.gated": "sglang/gated.toml"}, spans)
     assert any("sglang.gated#0" in ids for ids in prebuilt["by_word"].values())
     (root / PREBUILT_NAME).write_text(json.dumps(prebuilt), encoding="utf-8")
     lazy = load_prebuilt(root)
@@ -615,6 +617,13 @@ def test_the_prebuilt_tables_hold_the_wrapped_messages(tmp_path: Path) -> None:
     assert _text_matches(lazy, _GATED_INNER, frozenset({"sglang"})) == [
         ("sglang.gated", "strong", "log context")
     ]
+    # a damaged install: the entry whose span does not decode is a problem, not a crash
+    start, end = spans["sglang/gated.toml"]
+    (root / "_bundle.json").write_bytes(data[:start] + b"!" * (end - start) + data[end:])
+    damaged = load_prebuilt(root)
+    assert damaged is not None
+    assert _text_matches(damaged, _GATED_INNER, frozenset({"sglang"})) == []
+    assert [p.field for p in damaged.catalog.problems] == ["(file)"]
 
 
 def _toml(path: Path) -> object:

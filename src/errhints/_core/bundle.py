@@ -1,11 +1,12 @@
 """The wheel's prebuilt catalog index: built at wheel-build time, entries made on demand.
 
-Validating ~750 entries and indexing them costs ~50 ms, and the first failure of a process
+Validating ~800 entries and indexing them costs ~50 ms, and the first failure of a process
 would pay it. So the wheel build (``hatch_build.py``) loads and validates the catalog once and
 writes the matcher's lookup tables as entry ids (``_prebuilt.json``, beside ``_bundle.json``
-which holds the entries' tables). At run time the tables are read as they are, and an entry
-is validated and built only when a lookup hands it to the matcher: a failure touches a few.
-A user catalog (``ERRHINTS_CATALOG_PATH``) is indexed the ordinary way, with every entry.
+which holds the entries' tables, with where each one's JSON lies in it). At run time the
+lookup tables are read as they are; an entry's JSON is decoded, validated and built only when
+a lookup hands it to the matcher: a failure touches a few. A user catalog
+(``ERRHINTS_CATALOG_PATH``) is indexed the ordinary way, with every entry.
 """
 
 from __future__ import annotations
@@ -17,20 +18,39 @@ from typing import Any, TypeVar
 from .catalog import Catalog, CatalogProblem, Entry, entry_from_mapping
 from .match import Index, build_index
 
-__all__ = ["FORMAT", "PREBUILT_NAME", "load_prebuilt", "prebuild"]
+__all__ = ["FORMAT", "PREBUILT_NAME", "bundle_bytes", "load_prebuilt", "prebuild"]
 
 #: The file beside ``_bundle.json`` that holds the prebuilt tables.
 PREBUILT_NAME = "_prebuilt.json"
 #: Bumped whenever the tables' layout changes; an older file is ignored.
-FORMAT = 2
+FORMAT = 3
 
 T = TypeVar("T")
 
 
-def prebuild(catalog: Catalog, sources: Mapping[str, str]) -> dict[str, Any]:
+def bundle_bytes(tables: Mapping[str, Any]) -> tuple[bytes, dict[str, list[int]]]:
+    """``_bundle.json`` (a JSON object: catalog file -> its entry table) and the byte span of
+    each table's JSON in it, so that one entry can be decoded without the others."""
+    out = bytearray(b"{")
+    spans: dict[str, list[int]] = {}
+    for n, relative in enumerate(sorted(tables)):
+        if n:
+            out += b", "
+        out += json.dumps(relative, ensure_ascii=False).encode() + b": "
+        start = len(out)
+        out += json.dumps(tables[relative], ensure_ascii=False, sort_keys=True).encode()
+        spans[relative] = [start, len(out)]
+    out += b"}"
+    return bytes(out), spans
+
+
+def prebuild(
+    catalog: Catalog, sources: Mapping[str, str], spans: Mapping[str, list[int]]
+) -> dict[str, Any]:
     """The lookup tables of ``catalog`` as JSON data: entry ids, sites as (id, position).
 
-    ``sources`` maps each entry id to its key in ``_bundle.json``.
+    ``sources`` maps each entry id to its key in ``_bundle.json``; ``spans`` each key to
+    where its table lies in the file (``bundle_bytes``).
     """
     index = build_index(catalog)
 
@@ -40,6 +60,7 @@ def prebuild(catalog: Catalog, sources: Mapping[str, str]) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "sources": dict(sorted(sources.items())),
+        "spans": {key: list(spans[key]) for key in sorted(spans)},
         "by_head": ids(index.by_head),
         "by_tail": ids(index.by_tail),
         "by_word": ids(index.by_word),
@@ -54,6 +75,24 @@ def prebuild(catalog: Catalog, sources: Mapping[str, str]) -> dict[str, Any]:
         },
         "log_needles": list(index.log_needles),
     }
+
+
+class _Tables(Mapping[str, Any]):
+    """The entry tables of ``_bundle.json``, each decoded from its span when first asked for."""
+
+    def __init__(self, raw: bytes, spans: Mapping[str, list[int]]) -> None:
+        self._raw = raw
+        self._spans = spans
+
+    def __getitem__(self, relative: str) -> Any:
+        start, end = self._spans[relative]
+        return json.loads(self._raw[start:end])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._spans)
+
+    def __len__(self) -> int:
+        return len(self._spans)
 
 
 class _LazyCatalog(Catalog):
@@ -133,8 +172,8 @@ def load_prebuilt(root: Any, label: str = "catalog") -> Index | None:
         data = json.loads(prebuilt.read_bytes())
         if data.get("format") != FORMAT:
             return None
-        tables = json.loads(bundle.read_bytes())
-    except (OSError, ValueError):
+        tables = _Tables(bundle.read_bytes(), data["spans"])
+    except (OSError, ValueError, KeyError):
         return None
     catalog = _LazyCatalog(tables, data["sources"], label)
 
