@@ -36,12 +36,13 @@ SHAPES: dict[str, re.Pattern[str]] = {
         r"(?:weight|bias|\w{0,40}_scale(?:_inv)?|scales|qweight|qzeros|g_idx|weight_packed"
         r"|weight_shape|\w{0,40}_proj)'?"
     ),
-    # a message that names LlamaFactory's own dataset_info.json (``Cannot open {path} due to
-    # {err}.``): no other program's config file has that name
+    # a message that names dataset_info.json, LlamaFactory's list of datasets (``Cannot open
+    # {path} due to {err}.``); with the template's words around it, LlamaFactory's own
     "names-dataset-info": re.compile(r"(?s).{0,1000}dataset_info\.json.{0,1000}"),
 }
 
-#: Shapes only the entry's own project prints: a message of one names that project's run.
+#: Shapes that, in the words of the entry's template, name the entry's own project: such a
+#: message shows that project's run by itself.
 PROJECT_SHAPES = frozenset({"names-dataset-info"})
 
 
