@@ -638,3 +638,20 @@ def test_llamafactorys_logger_prefix_is_peeled_even_with_its_bracket_cut() -> No
     # a shell's redirection or a quoted prompt is no logger's prefix
     assert peel("cat a >> b.txt")[1] == "cat a >> b.txt"
     assert peel("ValueError: x >> y")[1] == "ValueError: x >> y"
+
+
+def test_an_error_cited_in_prose_ends_where_its_citation_does() -> None:
+    """dev/732: an inline code span that closes mid-line (```ZMQError: ...` when serving``);
+    dev/728: a ``KeyError`` key cited in a title before more words (``... 'x' on v0.5.13``)."""
+    assert unwrap("`ZMQError: Operation cannot be accomplished in current state` when serving") == (
+        "ZMQError: Operation cannot be accomplished in current state"
+    )
+    # a span that holds code spans of its own keeps its text; so does a span closed at the end
+    assert unwrap("`ValueError: set `x` first.`") == "ValueError: set `x` first."
+    assert unwrap("`a` and `b`") == "a` and `b"
+    hit = exception_in(
+        "MiMoV2 fails to load: KeyError: 'model.layers.1.w2_weight_scale' on v0.5.13"
+    )
+    assert hit is not None and hit[1:] == ("KeyError", "'model.layers.1.w2_weight_scale'")
+    # at the line's start the whole line is the message; a quote inside it stays
+    assert exception_in("KeyError: 'a' and more")[1:] == ("KeyError", "'a' and more")  # type: ignore[index]

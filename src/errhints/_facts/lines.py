@@ -189,7 +189,8 @@ def _exception_at(
     if not paren:
         if end + 1 < len(content) and content[end + 1] != " ":
             return None
-        return begin, name, _unquoted(content[end + 2 :], content[begin - 1 : begin])
+        message = _unquoted(content[end + 2 :], content[begin - 1 : begin])
+        return begin, name, _quoted_head(message) if begin > 0 else message
     close = content.find(")", end, end + 300)
     if close < 0 or content[close + 1 : close + 2] != ":":
         return None
@@ -213,6 +214,22 @@ def _unquoted(message: str, before: str) -> str:
         return message
     at = message.rfind(closing)
     return message[:at] if at > 0 else message
+
+
+def _quoted_head(message: str) -> str:
+    """A message that is one quoted value (``KeyError: 'x'``) cited inside prose, without
+    the prose after its closing quote (``... fails to load: KeyError: 'x' on v0.5.13``)."""
+    quote = message[:1]
+    if quote not in ("'", '"'):
+        return message
+    close = message.find(quote, 1)
+    if (
+        close > 1
+        and message[close + 1 : close + 2] == " "
+        and message[close + 2 : close + 3].isalpha()
+    ):
+        return message[: close + 1]
+    return message
 
 
 #: A rank's prefix inside a line, before an error: ``... it shows: [rank4]: ValueError: ...``.
@@ -339,8 +356,9 @@ def raise_in(content: str) -> tuple[str, str] | None:
 
 def unwrap(content: str) -> str:
     """A line without the Markdown around it: ``> `` quote markers (nested too), inline code
-    backticks around an error line (```RuntimeError: ...```) and a fence glued to it
-    (````````ValueError: ...``); a fence line itself stays as it is."""
+    backticks around an error line (```RuntimeError: ...```), and the prose after them when
+    the span closes mid-line, and a fence glued to it (````````ValueError: ...``); a fence
+    line itself stays as it is."""
     for _ in range(4):
         if content[:1] != ">":
             break
@@ -349,9 +367,14 @@ def unwrap(content: str) -> str:
         rest = content.lstrip("`")
         if content.startswith("```") and " " not in rest:
             return content  # a fence line (```python)
+        ticks = len(content) - len(rest)
         content = rest
         if content.endswith("`"):
             bare = content.rstrip("`")
             if bare.count("`") % 2 == 0:  # the run closes no code span inside the line
                 content = bare
+        elif ticks < 3 and (close := content.find("`" * ticks)) > 0:
+            after = content[close + ticks :]
+            if after[:1] in (" ", ",", ".", ":", ";") and "`" not in after:
+                content = content[:close]  # ```ZMQError: ...` when serving models``
     return content
