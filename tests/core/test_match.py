@@ -1036,3 +1036,42 @@ def test_a_message_naming_dataset_info_json_fits_a_short_template(tmp_path: Path
         ("llamafactory.dataset-info", "strong", "template")
     ]
     assert _text_matches(index, "Cannot open cfg.yaml due to EOF.", type_name="ValueError") == []
+
+
+def test_an_error_quoted_in_a_sentence_of_prose_fits(tmp_path: Path) -> None:
+    """dev/749 and /752: a bare line of prose that quotes the error ("I met a new error that
+    "Undefined dataset x in dataset_info.json". Can you ..."), or holds a log record between
+    the reporter's words in another script; each part is matched by the usual rules, only
+    when the whole line fits nothing."""
+    index = make_index(
+        tmp_path,
+        {
+            "slug": "undefined-dataset",
+            "package": "llamafactory",
+            "exception": '"ValueError"',
+            "template": '"Undefined dataset {name} in dataset_info.json."',
+        },
+        {
+            "slug": "dataset-info",
+            "package": "llamafactory",
+            "exception": '"ValueError"',
+            "template": '"Cannot open {config_path} due to {str(err)}."',
+            "extra": 'shape = "names-dataset-info"\n[[sites]]\n'
+            'path = "llamafactory/data/parser.py"\nfunction = "get_dataset_list"\n',
+        },
+    )
+    quoted = (
+        'Thank you, but I met a new error that "Undefined dataset pretrain_data in'
+        ' dataset_info.json". Can you explain how to generate it?'
+    )
+    assert _text_matches(index, quoted) == [
+        ("llamafactory.undefined-dataset", "strong", "template")
+    ]
+    glued = (
+        "求助，仍旧报错06/28/2024 14:37:49 - WARNING - llamafactory.webui.common - Cannot open"
+        " dataset_info.json due to [Errno 2] No such file or directory: 'dataset_info.json'，怎么办"
+    )
+    assert _text_matches(index, glued) == [("llamafactory.dataset-info", "strong", "template")]
+    # a quote of other words, or the error's words without their quotes inside a sentence
+    assert _text_matches(index, 'I saw "Undefined behaviour in the dataset loader" today.') == []
+    assert _text_matches(index, "I got Undefined dataset x in dataset_info.json today") == []

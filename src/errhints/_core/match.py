@@ -432,6 +432,11 @@ class _Matcher:
             said = _said_error(facts.message)
             if said is not None:  # ``train_lora -> model error: Template x does not exist.``
                 self.one(said, (), packages, False, embedded=False, depth=0)
+            if not any(m.confidence != "weak" for m in self.found.values()):
+                # a sentence of prose that quotes the error: ``I met a new error that
+                # "Undefined dataset x in dataset_info.json". Can you ...``
+                for part in _quoted_in_prose(facts.message):
+                    self.one(part, (), packages, False, embedded=False, depth=0)
         if len(self.found) < 2:
             return list(self.found.values())
         _drop_other_eras(self.found, stack)
@@ -804,6 +809,45 @@ def _said_error(message: str) -> ErrorFacts | None:
     if found is not None:
         return ErrorFacts(type_name=found.group(1), message=message[found.end() :])
     return None
+
+
+#: A span of prose quoted in a bare line: double, single (after a space), curly or backticks.
+_QUOTED = re.compile(
+    r"\"([^\"\n]{16,2000})\"|(?:^|(?<=\s))'([^'\n]{16,2000})'(?=[\s.,;:!?)]|$)"
+    r"|\u201c([^\u201d\n]{16,2000})\u201d|`([^`\n]{16,2000})`"
+)
+
+#: Where a run of text outside ASCII (CJK prose) stops or starts inside a line.
+_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
+
+#: A sentence's end inside a line: a full stop and a space before a capital letter.
+_SENTENCE_END = re.compile(r"(?<=[.!?]) +(?=[A-Z])")
+
+
+def _quoted_in_prose(message: str) -> list[ErrorFacts]:
+    """The parts of a bare line of prose that may be the error it quotes: quoted spans, the
+    stretches between runs of CJK prose (a log record among the reporter's words, its
+    prefix peeled), and its sentences; each at least 16 characters, at most 8 of them."""
+    if len(message) > 4096 or "\n" in message:
+        return []
+    from .._facts.lines import peel
+
+    parts: list[str] = []
+    for found in _QUOTED.finditer(message):
+        parts.append(next(group for group in found.groups() if group is not None))
+    if not message.isascii():
+        for piece in _NON_ASCII_RUN.split(message):
+            piece = piece.strip(" ,;:")
+            parts.append(peel(piece)[1].strip() if piece else piece)
+    elif _SENTENCE_END.search(message):
+        parts.extend(_SENTENCE_END.split(message))
+    seen = {message}
+    facts: list[ErrorFacts] = []
+    for part in parts:
+        if len(part) >= 16 and part not in seen and len(facts) < 8:
+            seen.add(part)
+            facts.append(ErrorFacts(type_name="", message=part))
+    return facts
 
 
 def _embedded_messages(message: str) -> list[str]:
