@@ -1013,20 +1013,23 @@ def test_the_inner_error_of_a_chain_cut_in_its_outer_stack_fits_from_project_fra
     assert explain_facts(whole, index) == []
 
 
+_DATASET_INFO = {
+    "slug": "dataset-info",
+    "package": "llamafactory",
+    "exception": '"ValueError"',
+    "template": '"Cannot open {config_path} due to {str(err)}."',
+    "extra": 'shape = "names-dataset-info"\n[[sites]]\n'
+    'path = "llamafactory/data/parser.py"\nfunction = "get_dataset_list"\n',
+}
+
+
 def test_a_message_naming_dataset_info_json_fits_a_short_template(tmp_path: Path) -> None:
     """dev/032 and /701: ``Cannot open {path} due to {err}.`` has too little literal text to
     match on text alone, but a message of it that names LlamaFactory's dataset_info.json is
     LlamaFactory's, with or without its run in view; another file's is not."""
     index = make_index(
         tmp_path,
-        {
-            "slug": "dataset-info",
-            "package": "llamafactory",
-            "exception": '"ValueError"',
-            "template": '"Cannot open {config_path} due to {str(err)}."',
-            "extra": 'shape = "names-dataset-info"\n[[sites]]\n'
-            'path = "llamafactory/data/parser.py"\nfunction = "get_dataset_list"\n',
-        },
+        _DATASET_INFO,
     )
     windows = (
         "Cannot open data\\dataset_info.json due to [Errno 2] No such file or directory:"
@@ -1051,14 +1054,7 @@ def test_an_error_quoted_in_a_sentence_of_prose_fits(tmp_path: Path) -> None:
             "exception": '"ValueError"',
             "template": '"Undefined dataset {name} in dataset_info.json."',
         },
-        {
-            "slug": "dataset-info",
-            "package": "llamafactory",
-            "exception": '"ValueError"',
-            "template": '"Cannot open {config_path} due to {str(err)}."',
-            "extra": 'shape = "names-dataset-info"\n[[sites]]\n'
-            'path = "llamafactory/data/parser.py"\nfunction = "get_dataset_list"\n',
-        },
+        _DATASET_INFO,
     )
     quoted = (
         'Thank you, but I met a new error that "Undefined dataset pretrain_data in'
