@@ -18,7 +18,7 @@ own process, and the findings are compared with the manifest's expectations:
 Files under ``holdout/`` are for the final report only; do not read them while tuning.
 
     PYTHONPATH=src python3.11 scripts/paste_report.py [--split dev|holdout|all]
-        [--batch first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|later|all] [--json] [--misses]
+        [--batch first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|later|all] [--json] [--misses]
 """
 
 from __future__ import annotations
@@ -113,7 +113,8 @@ BATCHES = {
     "sixth": (545, 608),
     "seventh": (609, 650),
     "eighth": (651, 720),
-    "ninth": (721, 999),
+    "ninth": (721, 765),
+    "tenth": (766, 999),
 }
 
 
