@@ -653,5 +653,13 @@ def test_an_error_cited_in_prose_ends_where_its_citation_does() -> None:
         "MiMoV2 fails to load: KeyError: 'model.layers.1.w2_weight_scale' on v0.5.13"
     )
     assert hit is not None and hit[1:] == ("KeyError", "'model.layers.1.w2_weight_scale'")
+    # other messages that start with a quoted value go on after it (dev/747)
+    hit = exception_in(
+        "报错 AttributeError: 'DeepSpeedZeroOptimizer_Stage3' object has no attribute 'train'"
+    )
+    assert (
+        hit is not None
+        and hit[2] == "'DeepSpeedZeroOptimizer_Stage3' object has no attribute 'train'"
+    )
     # at the line's start the whole line is the message; a quote inside it stays
     assert exception_in("KeyError: 'a' and more")[1:] == ("KeyError", "'a' and more")  # type: ignore[index]

@@ -190,7 +190,9 @@ def _exception_at(
         if end + 1 < len(content) and content[end + 1] != " ":
             return None
         message = _unquoted(content[end + 2 :], content[begin - 1 : begin])
-        return begin, name, _quoted_head(message) if begin > 0 else message
+        if begin > 0 and name.endswith("KeyError"):
+            message = _quoted_head(message)
+        return begin, name, message
     close = content.find(")", end, end + 300)
     if close < 0 or content[close + 1 : close + 2] != ":":
         return None
@@ -217,8 +219,9 @@ def _unquoted(message: str, before: str) -> str:
 
 
 def _quoted_head(message: str) -> str:
-    """A message that is one quoted value (``KeyError: 'x'``) cited inside prose, without
-    the prose after its closing quote (``... fails to load: KeyError: 'x' on v0.5.13``)."""
+    """A ``KeyError``'s message (its key's repr) cited inside prose, without the prose after
+    its closing quote (``... fails to load: KeyError: 'x' on v0.5.13``). Only a KeyError's
+    message is the quoted value alone: ``'X' object has no attribute 'y'`` goes on."""
     quote = message[:1]
     if quote not in ("'", '"'):
         return message
