@@ -427,12 +427,11 @@ class _Matcher:
         self.one(facts, stack, packages, has_stack, embedded=False, depth=0)
         for member in facts.chain:
             self.one(member, stack, packages, has_stack, embedded=False, depth=0)
-        sure = any(m.confidence != "weak" for m in self.found.values())
-        if not facts.type_name and not has_stack and not sure:
+        if not facts.type_name and not has_stack and not self._any_sure():
             said = _said_error(facts.message)
             if said is not None:  # ``train_lora -> model error: Template x does not exist.``
                 self.one(said, (), packages, False, embedded=False, depth=0)
-            if not any(m.confidence != "weak" for m in self.found.values()):
+            if not self._any_sure():
                 # a sentence of prose that quotes the error: ``I met a new error that
                 # "Undefined dataset x in dataset_info.json". Can you ...``
                 for part in _quoted_in_prose(facts.message):
@@ -531,6 +530,10 @@ class _Matcher:
                 if inner_message != message:
                     body = ErrorFacts(type_name="", message=inner_message)
                     self.one(body, stack, packages, has_stack, embedded=True, depth=depth + 1)
+
+    def _any_sure(self) -> bool:
+        """Whether some entry already has a match better than ``weak``."""
+        return any(m.confidence != "weak" for m in self.found.values())
 
     def _sure_of(self, entry: Entry) -> bool:
         """Whether ``entry`` already has a match better than ``weak`` (a fuzzy guess at the

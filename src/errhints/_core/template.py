@@ -52,11 +52,16 @@ def fits_shape(shape: str, message: str) -> bool:
     return pattern is not None and len(message) <= 2000 and bool(pattern.fullmatch(message.strip()))
 
 
+def _cjk(char: str) -> bool:
+    """Whether ``char`` is a CJK character (the prose of an issue title in Chinese)."""
+    return "\u2e80" <= char <= "\u9fff"
+
+
 def _glued_prose(message: str) -> int:
     """Where prose in another script starts right after the message's last sentence (a full
     stop or closing bracket followed by a CJK character), else ``-1``."""
     for at in range(len(message) - 1, 0, -1):
-        if message[at - 1] in ".!)]" and "\u2e80" <= message[at] <= "\u9fff":
+        if message[at - 1] in ".!)]" and _cjk(message[at]):
             return at
         if message[at].isascii() and not message[at].isspace():
             return -1  # only a tail in another script is looked at
@@ -77,10 +82,8 @@ def prose_lead(message: str) -> int:
         return -1
     found = _LAST_NON_ASCII.search(message)
     at = found.start() + 1 if found is not None else 0
-    if at == 0 or not (
-        "\u2e80" <= message[at - 1] <= "\u9fff" or "\uff00" <= message[at - 1] <= "\uffef"
-    ):
-        return -1
+    if at == 0 or not (_cjk(message[at - 1]) or "\uff00" <= message[at - 1] <= "\uffef"):
+        return -1  # full-width punctuation (``，``) ends a title's prose too
     while at < len(message) and message[at] == " ":
         at += 1
     return at if at < len(message) and message[at].isalpha() else -1
