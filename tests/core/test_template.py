@@ -29,6 +29,21 @@ def test_doubled_braces_are_literal() -> None:
     assert t.match("bad body {'a': 1}") == ("1",)
 
 
+def test_a_self_documenting_placeholder_prints_its_expression() -> None:
+    """``{x=}`` prints ``x=`` before the value, so that text is literal (dev/735's watchdog)."""
+    t = parse_template(
+        "{self.debug_name} watchdog timeout ({self.watchdog_timeout=}, {self.soft=})"
+    )
+    assert t.literals == ("", " watchdog timeout (self.watchdog_timeout=", ", self.soft=", ")")
+    assert t.names == ("self.debug_name", "self.watchdog_timeout", "self.soft")
+    assert t.literal_rich
+    message = "Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)"
+    assert t.match(message) == ("Scheduler", "300", "False")
+    assert parse_template("{n = !r}, {x:.2f}").literals == ("n = ", ", ", "")
+    # comparisons and a fill character of ``=`` are expressions, not self-documenting
+    assert parse_template("{a == b}|{a != b}|{x:=^9}").literals == ("", "|", "|", "")
+
+
 @pytest.mark.parametrize("source", ["oops {unclosed", "stray } brace"])
 def test_unbalanced_braces_are_rejected(source: str) -> None:
     """A template with an unbalanced brace is an error naming the offset."""

@@ -23,6 +23,9 @@ __all__ = [
 
 #: Alphanumeric characters of literal text a template needs to match on text alone.
 MIN_LITERAL_CHARS = 16
+#: An f-string's ``{expr=}`` (with an optional ``!r`` or ``:spec``), whose output starts with
+#: the expression's own text; ``==``, ``!=``, ``<=`` and ``>=`` end no expression.
+_SELF_DOCUMENTING = re.compile(r"(?P<expr>.*[^=!<>]=\s*)(?:![rsa])?(?::[^{}]*)?", re.S)
 #: How much of the next literal a cut message must show for it to be taken off a value.
 _CUT_PROBE = 8
 
@@ -362,6 +365,8 @@ def parse_template(source: str) -> Template:
 
     A placeholder runs to its matching ``}``, so expressions such as
     ``{len(data) if isinstance(data, list) else type(data).__name__}`` or ``{d['k']}`` work.
+    A self-documenting placeholder, ``{self.soft=}``, is the literal ``self.soft=`` before
+    its value, as an f-string prints it.
     """
     literals: list[str] = []
     names: list[str] = []
@@ -383,9 +388,12 @@ def parse_template(source: str) -> Template:
                 j += 1
             if depth:
                 raise TemplateError(f"unclosed '{{' at offset {i} in template {source!r}")
+            body = source[i + 1 : j - 1]
+            if (shown := _SELF_DOCUMENTING.fullmatch(body)) is not None:
+                buf.append(shown["expr"])  # ``{x=}`` prints ``x=`` and then the value
             literals.append("".join(buf))
             buf = []
-            names.append(source[i + 1 : j - 1].strip())
+            names.append(shown["expr"].rstrip().rstrip("=").strip() if shown else body.strip())
             i = j
         elif ch == "}":
             if source.startswith("}}", i):
