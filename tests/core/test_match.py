@@ -1071,3 +1071,27 @@ def test_an_error_quoted_in_a_sentence_of_prose_fits(tmp_path: Path) -> None:
     # a quote of other words, or the error's words without their quotes inside a sentence
     assert _text_matches(index, 'I saw "Undefined behaviour in the dataset loader" today.') == []
     assert _text_matches(index, "I got Undefined dataset x in dataset_info.json today") == []
+
+
+def test_a_retyped_message_in_other_letter_case_fits(tmp_path: Path) -> None:
+    """dev/872: a title that retypes the warning (``Cuda Environment was not detected``): the
+    head a template is indexed by is compared without case, as the retyped fit already is."""
+    index = make_index(
+        tmp_path,
+        {
+            "slug": "no-cuda",
+            "package": "llamafactory",
+            "exception": '"Warning"',
+            "template": '"CUDA environment was not detected."',
+        },
+        {"slug": "key-error-tail", "template": '"{key} is missing from the weights file"'},
+    )
+    # weak: a sentence any program could print, with nothing around it to show the run
+    assert _text_matches(index, "Cuda Environment was not detected") == [
+        ("llamafactory.no-cuda", "weak", "no context")
+    ]
+    # the tail key too: a template that starts with a value
+    assert _text_matches(index, "'lm_head' IS MISSING FROM THE WEIGHTS FILE") == [
+        ("sglang.key-error-tail", "weak", "no context")
+    ]
+    assert _text_matches(index, "CUDA environment was detected") == []

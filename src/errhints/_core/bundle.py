@@ -23,7 +23,7 @@ __all__ = ["FORMAT", "PREBUILT_NAME", "bundle_bytes", "load_prebuilt", "prebuild
 #: The file beside ``_bundle.json`` that holds the prebuilt tables.
 PREBUILT_NAME = "_prebuilt.json"
 #: Bumped whenever the tables' layout changes; an older file is ignored.
-FORMAT = 3
+FORMAT = 4
 
 T = TypeVar("T")
 

@@ -215,12 +215,12 @@ class Index:
     def text_candidates(self, message: str) -> list[Entry]:
         """Entries whose template could fit ``message`` (a superset, never a miss)."""
         seen: dict[str, Entry] = {}  # by key: an entry and the views of what it carries
-        for entry in self.by_head.get(message[:KEY_CHARS], ()):
+        for entry in self.by_head.get(_head_key(message), ()):
             seen[entry.key] = entry
         if (start := prose_lead(message)) > 0:  # ``...导致报错ChatGLM model is not supported``
-            for entry in self.by_head.get(message[start : start + KEY_CHARS], ()):
+            for entry in self.by_head.get(_head_key(message[start:]), ()):
                 seen[entry.key] = entry
-        for entry in self.by_tail.get(message[-KEY_CHARS:], ()) if message else ():
+        for entry in self.by_tail.get(_tail_key(message), ()) if message else ():
             seen[entry.key] = entry
         if self.by_word:
             for word in _words(message):
@@ -232,6 +232,17 @@ class Index:
                     for entry in self.by_word.get(key, ()):
                         seen[entry.key] = entry
         return list(seen.values())
+
+
+def _head_key(text: str) -> str:
+    """The ``by_head`` key of a template's first literal or a message: its first characters,
+    case-folded, since a retyped message may fit (``Cuda Environment was not detected``)."""
+    return text[:KEY_CHARS].casefold()
+
+
+def _tail_key(text: str) -> str:
+    """The ``by_tail`` key: the last characters, case-folded."""
+    return text[-KEY_CHARS:].casefold()
 
 
 def _shape_key(shape: str) -> str:
@@ -267,11 +278,11 @@ def _index_text(index: Index, entry: Entry) -> None:
     distinctive word."""
     lits = entry.template.literals
     if len(lits[0]) >= KEY_CHARS:
-        index.by_head.setdefault(lits[0][:KEY_CHARS], []).append(entry)
+        index.by_head.setdefault(_head_key(lits[0]), []).append(entry)
     elif len(lits) > 1 and len(lits[-1]) >= KEY_CHARS:
-        index.by_tail.setdefault(lits[-1][-KEY_CHARS:], []).append(entry)
+        index.by_tail.setdefault(_tail_key(lits[-1]), []).append(entry)
     elif len(lits) == 1 and lits[0]:
-        index.by_head.setdefault(lits[0][:KEY_CHARS], []).append(entry)
+        index.by_head.setdefault(_head_key(lits[0]), []).append(entry)
     elif entry.shape and not entry.template.literal_rich:
         index.by_word.setdefault(_shape_key(entry.shape), []).append(entry)
     else:
