@@ -294,7 +294,7 @@ def _loosely(t: Template, message: str) -> bool:
     return t.literal_rich and fits([_loose(p) for p in t.literals], _loose(message))
 
 
-def best_time(fn: Callable[[], object], repeat: int = 3) -> float:
+def best_time(fn: Callable[[], object], repeat: int = 5) -> float:
     times = []
     for _ in range(repeat):
         start = time.perf_counter()

@@ -12,6 +12,7 @@ import io
 
 import pytest
 
+from errhints._core.pipeline import explain_text
 from errhints._facts import scan_stream, scan_text
 from errhints._facts.lines import exception_in, raise_in, unwrap
 from errhints._facts.model import ErrorFacts
@@ -413,6 +414,30 @@ def test_a_frame_line_a_terminal_cut_inside_the_functions_name() -> None:
     assert [f.function for f in facts.frames] == ["run_sft"]
 
 
+def test_a_line_cut_by_the_terminal_above_a_line_padded_to_its_width() -> None:
+    """dev/436: a tmux copy pads each line with spaces to the terminal's width; the first
+    wide line has no padding because the terminal cut it there (``line 15`` / ``3, in ...``),
+    before any width was seen twice. A redacted path (``/home/xxx/``) left it short of it."""
+    width = 88
+    source = (
+        '[rank0]:     {"role": tag_mapping[message[dataset_attr.role_tag]], "content":'
+        " message[dataset_attr.content_tag]}"
+    )
+    facts = only(
+        '[rank0]:   File "/home/xxx/LLaMA-Factory/src/llamafactory/data/aligner.py", line 15\n'
+        + "3, in convert_sharegpt".ljust(width)
+        + f"\n{source[:width]}\n{source[width:].ljust(width)}\n"
+        + "[rank0]: KeyError: 'user'\n"
+    )
+    assert [(f.path, f.function, f.line) for f in facts.frames] == [
+        ("llamafactory/data/aligner.py", "convert_sharegpt", 153)
+    ]
+    assert (facts.type_name, facts.message) == ("KeyError", "'user'")
+    # a line without padding under one that ends mid-word stays a line of its own
+    two = only("x" * 70 + " ends here\nValueError: " + "y" * 79 + "\n")
+    assert two.message == "y" * 79
+
+
 def test_a_line_glued_after_a_progress_bar() -> None:
     """tqdm redraws its bar with a carriage return and never ends the line; a paste without
     the return glues the next line to the finished bar (dev/041's ranks' NCCL lines)."""
@@ -464,13 +489,30 @@ def test_a_short_paste_of_a_bare_message() -> None:
         "Please merge adapters before quantizing the model.",
     )
     assert scan_text("hello\n" * 2000) == []
-    assert scan_text("one\ntwo\nthree\nfour\n") == []  # a log, not a message
+    # a log, not a message: its first line is only a guess, reported if an entry fits it
+    assert [(f.facts.message, f.tentative) for f in scan_text("one\ntwo\nthree\nfour\n")] == [
+        ("one", True)
+    ]
     assert scan_text("Traceback (most recent call last):\n") == []
     # the reporter's words around a code block: the block's lines are the message
     framed = "I got this error:\n```\nPlease merge adapters first.\n```\nAny idea?\nThanks!\n"
     assert [f.facts.message for f in scan_text(framed)] == ["Please merge adapters first."]
     long_block = "Hi\n```\none\ntwo\nthree\nfour\n```\n"
-    assert scan_text(long_block) == []
+    assert [(f.facts.message, f.tentative) for f in scan_text(long_block)] == [("one", True)]
+
+
+def test_the_title_line_of_a_longer_paste_is_read_when_an_entry_fits_it() -> None:
+    """dev/755: an issue copied with its title (``# ...``) and a body of prose and system info;
+    the title is the error. A first line that fits nothing is not reported."""
+    issue = (
+        "# Lora微调完Llama-3-8B-Instruct拿来预测，does not appear to have a file named config.json\n"
+        "\n### System Info\n\n- `llamafactory` version: 0.9.1.dev0\n- Python version: 3.12.4\n"
+        "\n### Reproduction\n\n![image](https://example.invalid/a.png)\n"
+    )
+    (found,) = explain_text(issue)
+    assert found.finding.line == 1
+    assert [m.id for m in found.matches][:1] == ["llamafactory.hf-config-json-missing"]
+    assert explain_text("# A question about batching\n\nHow do I\nset it\nup?\n") == []
 
 
 # -- bodies -----------------------------------------------------------------------------------

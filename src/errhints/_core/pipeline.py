@@ -152,7 +152,8 @@ def _explain(
         )
         if finding.wrapper:
             matches = _with_wrapper(matches, finding, index)
-        yield Explained(finding, tuple(matches))
+        if matches or not finding.tentative:
+            yield Explained(finding, tuple(matches))
 
 
 def _with_wrapper(matches: list[Match], finding: Finding, index: Index) -> list[Match]:

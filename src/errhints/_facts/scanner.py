@@ -117,6 +117,9 @@ _OPENING_CHARS = 4096
 
 _OPENING_LINES = 3
 
+#: A Markdown heading's marks (an issue's title as a page shows it: ``# ...``).
+_MARKDOWN_HEADING = re.compile(r"^#{1,6}[ \t]+")
+
 #: A progress bar (tqdm) or the shell's ``Killed``: never part of an error message.
 _PROGRESS = re.compile(r"\s{0,8}(?:[\w .:/-]{0,80}: {0,2})?\d{1,3}%\|")
 
@@ -187,6 +190,9 @@ class Finding:
     #: A logged failure's own words before the traceback (``Scheduler hit an exception:
     #: Traceback (most recent call last):``), when the catalog knows them.
     wrapper: str = ""
+    #: A guess that this line is the error (the first line of a longer paste that shows no
+    #: error form: an issue's title): worth reporting only when something matches it.
+    tentative: bool = field(default=False, compare=False)
 
 
 class _Record:
@@ -322,6 +328,25 @@ def _wide_line(text: AnyStr, newline: AnyStr, pos: int, end: int) -> AnyStr | No
     return text[start:end][:MAX_LINE] if end - start >= _WRAP_WIDTH else None
 
 
+def _ends_mid_word(line: str) -> bool:
+    """Whether ``line`` may stop where a terminal's width cut it: not at a sentence's or a
+    bracket's end, a box's edge, padding (tmux fills a line with spaces to the width), or a
+    rule of one character (``=====``)."""
+    return (
+        line[-1] not in _NOT_CUT
+        and line[-1] not in _ENDS
+        and not line.endswith(("  ", "\t"))
+        and line.strip(line[-1]) != ""
+    )
+
+
+def _padded_to(line: str, width: int) -> bool:
+    """Whether ``line`` is filled with spaces to ``width`` or wider, as tmux or screen copy a
+    line shorter than the terminal: then a line above it without the padding filled the
+    width (a path redacted by hand may have made it shorter since: ``/home/xxx/``)."""
+    return len(line) >= width and line.endswith("  ")
+
+
 def _goes_on(line: str) -> bool:
     """Whether ``line`` can be the rest of the line above it, cut by a terminal's width:
     not blank, and not the start of something of its own (an indented source or frame line,
@@ -444,7 +469,10 @@ class _Scanner:
         # often; a line that wide, once seen twice, was cut there and goes on at the next line.
         self._widest = 0
         self._at_widest = 0
-        self._cut: tuple[int, str] | None = None
+        #: A line held back, as cut by a terminal's width: (line number, text, sure). Unsure
+        #: (the widest line seen once) it is joined only to a next line that pads itself
+        #: with spaces to that width or wider: a copy from tmux or screen shows the width so.
+        self._cut: tuple[int, str, bool] | None = None
         self._skipped: str | None = None  # the line just skipped by ``feed_line``
 
     def _emit(self, finding: Finding) -> None:
@@ -591,7 +619,8 @@ class _Scanner:
 
         A short paste that showed no error form at all (``Please merge adapters before
         quantizing the model.``) is read as bare messages, one per non-blank line; or, when
-        the reporter's own words around a code block make it longer, the block's lines.
+        the reporter's own words around a code block make it longer, the block's lines. When
+        that is still more than a few lines, only the first is read, as a tentative finding.
         """
         if self._cut is not None:
             self._read(self._cut[1], self._cut[0])
@@ -609,7 +638,7 @@ class _Scanner:
             inside = False
             for lineno, raw in enumerate(lines, 1):
                 raw = _unbarred(ANSI.sub("", raw)).translate(_CURLY)
-                content = unwrap(peel(raw.strip())[1]).strip()
+                content = unwrap(peel(_MARKDOWN_HEADING.sub("", raw.strip(), count=1))[1]).strip()
                 if content.startswith("```"):
                     inside = not inside
                 elif content and not _PROGRESS.match(content):
@@ -618,10 +647,14 @@ class _Scanner:
                         fenced.append((lineno, content))
             if len(kept) > _OPENING_LINES and fenced:
                 kept = fenced
-            if len(kept) <= _OPENING_LINES:
-                for first, last, message in _unwrapped_lines(kept, widths):
-                    facts = ErrorFacts(type_name="", message=message)
-                    self._emit(Finding(first, last, "line", facts))
+            tentative = len(kept) > _OPENING_LINES
+            if tentative:
+                # Longer, and still no error form: its first line may be the error all the
+                # same (an issue's title, a message's first line above its details).
+                kept = kept[:1]
+            for first, last, message in _unwrapped_lines(kept, widths):
+                facts = ErrorFacts(type_name="", message=message)
+                self._emit(Finding(first, last, "line", facts, tentative=tentative))
 
     # the slow path
 
@@ -637,28 +670,26 @@ class _Scanner:
     def _is_cut(self, line: str, width: int) -> bool:
         """Whether a terminal cut ``line`` at its width (the widest length, seen twice)."""
         return (
-            width == self._widest >= _WRAP_WIDTH
-            and self._at_widest >= 2
-            and line[-1] not in _NOT_CUT
-            and line[-1] not in _ENDS
-            and not line.endswith(("  ", "\t"))  # padded to the width (tmux), not cut there
-            and line.strip(line[-1]) != ""  # a rule of one character (``=====``) is no cut
+            width == self._widest >= _WRAP_WIDTH and self._at_widest >= 2 and _ends_mid_word(line)
         )
 
     def _slow(self, raw: str, lineno: int, before: str | None = None) -> None:
         """Read one line closely (``before``: the line above it, when it was skipped)."""
         if before is not None and self._cut is None and self._is_cut(before, self._width(before)):
-            self._cut = (lineno - 1, before)
+            self._cut = (lineno - 1, before, True)
         width = self._width(raw)
         if self._cut is not None:
-            start, head = self._cut
+            start, head, sure = self._cut
             self._cut = None
-            if _goes_on(raw):
+            if _goes_on(raw) and (sure or _padded_to(raw, len(head))):
                 raw, lineno = head + raw, start  # one line, wrapped by the terminal
             else:
                 self._read(head, start)
         if self._is_cut(raw, width):
-            self._cut = (lineno, raw)
+            self._cut = (lineno, raw, True)
+            return
+        if width == self._widest >= _WRAP_WIDTH and _ends_mid_word(raw):
+            self._cut = (lineno, raw, False)
             return
         self._read(raw, lineno)
 
