@@ -44,6 +44,31 @@ def test_a_self_documenting_placeholder_prints_its_expression() -> None:
     assert parse_template("{a == b}|{a != b}|{x:=^9}").literals == ("", "|", "|", "")
 
 
+def test_a_message_its_writer_cut_with_an_ellipsis_fits_its_head() -> None:
+    """dev/836: ``... Please add `--is-embedding`...``: what is left before the ellipsis is
+    the template's start and holds twice a whole template's distinctive text."""
+    t = parse_template(
+        "This model does not appear to be an embedding model by default. Please add"
+        " `--is-embedding` when launching the server or try another model."
+    )
+    cited = (
+        "This model does not appear to be an embedding model by default. Please add"
+        " `--is-embedding`..."
+    )
+    assert t.match_head(cited) == ()
+    assert t.match_head(cited.replace("...", "\u2026")) == ()
+    assert t.match_head("This model does not appear...") is None  # too little of it
+    assert t.match_head(cited.replace("Please", "Kindly")) is None  # other words
+    # cut inside a literal after a value
+    with_value = parse_template(
+        "Cannot find valid samples in {path}, check `data/README.md` for the data format."
+    )
+    assert with_value.match_head(
+        "Cannot find valid samples in data/x.json, check `data/README.md` for the da..."
+    ) == ("data/x.json",)
+    assert with_value.match_head("Cannot find valid samples in data/x.json, chec...") is None
+
+
 @pytest.mark.parametrize("source", ["oops {unclosed", "stray } brace"])
 def test_unbalanced_braces_are_rejected(source: str) -> None:
     """A template with an unbalanced brace is an error naming the offset."""

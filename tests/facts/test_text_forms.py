@@ -691,6 +691,11 @@ def test_an_error_cited_in_prose_ends_where_its_citation_does() -> None:
     # a span that holds code spans of its own keeps its text; so does a span closed at the end
     assert unwrap("`ValueError: set `x` first.`") == "ValueError: set `x` first."
     assert unwrap("`a` and `b`") == "a` and `b"
+    # a cited message in double quotes (dev/836), but not a line that quotes twice
+    assert unwrap('> "This model does not appear to be an embedding model..."') == (
+        "This model does not appear to be an embedding model..."
+    )
+    assert unwrap('"a" and "b"') == '"a" and "b"'
     hit = exception_in(
         "MiMoV2 fails to load: KeyError: 'model.layers.1.w2_weight_scale' on v0.5.13"
     )

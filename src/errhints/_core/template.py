@@ -216,6 +216,9 @@ class Template:
         hold the first word of the missing literal (then the message went on in other words).
         """
         lits = self.literals
+        elided = self._elided(message)
+        if elided is not None:
+            return elided
         if len(lits) < 2:
             return self._first_sentences(message)
         if "\n" not in "".join(lits[1:]):
@@ -230,6 +233,35 @@ class Template:
             if chars >= MIN_LITERAL_CHARS:
                 best = _cut_before(values, lits[k])
         return best or self._first_sentences(message)
+
+    def _elided(self, message: str) -> tuple[str, ...] | None:
+        """Values for a message its writer cut with an ellipsis (``Please add
+        `--is-embedding`...``): what is left is the template's start, cut inside a literal
+        or a value, and holds twice a whole template's distinctive literal text."""
+        text = message.rstrip()
+        for mark in ("...", "\u2026"):
+            if text.endswith(mark):
+                text = text[: -len(mark)].rstrip()
+                break
+        else:
+            return None
+        lits = self.literals
+        if lits[0].startswith(text):  # cut inside the first literal
+            return () if sum(c.isalnum() for c in text) >= 2 * MIN_LITERAL_CHARS else None
+        chars = 0
+        best: tuple[str, ...] | None = None
+        for k in range(1, len(lits)):
+            values = self._match(text, (*lits[:k], ""))  # the last value takes the rest
+            if values is None:
+                break
+            chars += sum(c.isalnum() for c in lits[k - 1])
+            last, part = values[-1], ""
+            at = last.find(lits[k][:_CUT_PROBE]) if lits[k].strip() else -1
+            if at >= 0 and lits[k].startswith(last[at:]):  # cut inside the next literal
+                last, part = last[:at], last[at:]
+            if chars + sum(c.isalnum() for c in part) >= 2 * MIN_LITERAL_CHARS:
+                best = (*values[:-1], last)
+        return best
 
     def starts(self, message: str) -> bool:
         """Whether ``message`` is this template's start, cut short anywhere (``Processor was

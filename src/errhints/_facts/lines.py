@@ -361,11 +361,16 @@ def unwrap(content: str) -> str:
     """A line without the Markdown around it: ``> `` quote markers (nested too), inline code
     backticks around an error line (```RuntimeError: ...```), and the prose after them when
     the span closes mid-line, and a fence glued to it (````````ValueError: ...``); a fence
-    line itself stays as it is."""
+    line itself stays as it is. A line that is one double-quoted string (a cited message:
+    ``> "This model does not appear to be ..."``) loses its quotes."""
     for _ in range(4):
         if content[:1] != ">":
             break
         content = content[2:] if content[1:2] == " " else content[1:]
+    if len(content) > 2 and content[0] == '"' and content.rstrip()[-1:] == '"':
+        quoted = content.rstrip()[1:-1]
+        if '"' not in quoted:
+            content = quoted
     if content[:1] == "`":
         rest = content.lstrip("`")
         if content.startswith("```") and " " not in rest:
