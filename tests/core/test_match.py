@@ -1095,3 +1095,25 @@ def test_a_retyped_message_in_other_letter_case_fits(tmp_path: Path) -> None:
         ("sglang.key-error-tail", "weak", "no context")
     ]
     assert _text_matches(index, "CUDA environment was detected") == []
+
+
+def test_a_system_exits_message_alone_on_a_line_is_read(tmp_path: Path) -> None:
+    """dev/841: ``raise SystemExit(msg)`` prints the message alone, as a log does, so the
+    scanner looks for its literal text (trimmed of the punctuation beside the program's name
+    or a value) on lines without an error word it knows."""
+    index = make_index(
+        tmp_path,
+        {
+            "slug": "diffusion-args",
+            "exception": '"SystemExit"',
+            "template": '"error: unrecognized arguments: {args}"',
+        },
+    )
+    assert index.log_needles == ("error: unrecognized arguments",)
+    text = (
+        "$ sglang serve --model-type diffusion --bad 1\n\nerror: unrecognized arguments: --bad 1\n"
+    )
+    found = pipeline.explain_text(text, index)
+    assert [(e.finding.line, [m.id for m in e.matches]) for e in found] == [
+        (3, ["sglang.diffusion-args"])
+    ]

@@ -234,6 +234,17 @@ class Index:
         return list(seen.values())
 
 
+#: What a needle (``Index.log_needles``) is trimmed of at its ends.
+_NEEDLE_TRIM = " \t\n:;,.!?'\"()[]{}"
+
+
+def _printed_bare(entry: Entry) -> bool:
+    """Whether the entry's message reaches the user as a line of its own, without an
+    exception line: logged, or a ``SystemExit`` (the interpreter prints its message alone:
+    argparse's ``error: unrecognized arguments: ...``)."""
+    return entry.kind == "log" or "SystemExit" in entry.exception_short_names
+
+
 def _head_key(text: str) -> str:
     """The ``by_head`` key of a template's first literal or a message: its first characters,
     case-folded, since a retyped message may fit (``Cuda Environment was not detected``)."""
@@ -255,8 +266,10 @@ def build_index(catalog: Catalog) -> Index:
     index = Index(catalog=catalog)
     needles: set[str] = set()
     for entry in catalog:
-        if entry.kind == "log" and entry.template.literal_rich:
-            longest = max((p.strip() for p in entry.template.literals), key=len)
+        if _printed_bare(entry) and entry.template.literal_rich:
+            # its longest literal, without the punctuation a value or the program's name
+            # stood beside (``sglang serve: error: ...`` also as ``error: ...``)
+            longest = max((p.strip(_NEEDLE_TRIM) for p in entry.template.literals), key=len)
             if len(longest) >= MIN_NEEDLE_CHARS:
                 needles.add(longest)
         _index_text(index, entry)
