@@ -229,6 +229,11 @@ def test_a_message_running_into_words_in_another_script_fits() -> None:
     template = parse_template("Please set share=True or check your proxy settings to allow {x}.")
     glued = "Please set share=True or check your proxy settings to allow localhost.请大佬们执教"
     assert template.match(glued) == ("localhost",)
+    # the words glued on may hold ASCII ones, fewer than their CJK characters (dev/879)
+    lora_only = parse_template("RM and PPO training can only be performed with the LoRA method.")
+    asked = "RM and PPO training can only be performed with the LoRA method.只能使用lora吗，不可以使用full的方式吗？"
+    assert lora_only.match(asked) == ()
+    assert lora_only.match(asked.replace("只能使用lora吗", "only lora is allowed here")) is None
     # text in another script inside the message is the message's own
     assert parse_template("Undefined dataset {name} in dataset_info.json.").match(
         "Undefined dataset 数据集 in dataset_info.json."

@@ -62,12 +62,19 @@ def _cjk(char: str) -> bool:
 
 def _glued_prose(message: str) -> int:
     """Where prose in another script starts right after the message's last sentence (a full
-    stop or closing bracket followed by a CJK character), else ``-1``."""
+    stop or closing bracket followed by a CJK character), else ``-1``. The prose may hold
+    words in ASCII (``...LoRA method.只能使用lora吗``), fewer letters than CJK characters."""
+    cjk = letters = 0
     for at in range(len(message) - 1, 0, -1):
-        if message[at - 1] in ".!)]" and _cjk(message[at]):
+        char = message[at]
+        if _cjk(char):
+            cjk += 1
+        elif char.isascii() and not char.isspace():
+            letters += 1
+            if letters > cjk:
+                return -1  # only a tail in another script is looked at
+        if message[at - 1] in ".!)]" and _cjk(char):
             return at
-        if message[at].isascii() and not message[at].isspace():
-            return -1  # only a tail in another script is looked at
     return -1
 
 
