@@ -197,7 +197,8 @@ def test_a_failing_process_never_loads_the_maintainer_code_or_the_command_line()
         import types
         code = compile("def alloc_req_slots():\\n    raise RuntimeError('alloc_req_slots runs "
                        "out of memory. Please set a smaller number for `--max-running-requests`. "
-                       "x=1, y=2, ')", "sglang/srt/mem_cache/allocation.py", "exec")
+                       "req_to_token_pool.available_size()=0, num_reqs=2, ')",
+                       "sglang/srt/mem_cache/allocation.py", "exec")
         module = types.ModuleType("sglang.srt.mem_cache.allocation")
         module.__file__ = "sglang/srt/mem_cache/allocation.py"
         exec(code, module.__dict__)

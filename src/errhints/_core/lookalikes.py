@@ -12,9 +12,10 @@ Loaded on first use, data only, no network; any internal error reads as "not sha
 from __future__ import annotations
 
 import zlib
+from typing import TYPE_CHECKING
 
-from . import siteindex
-from .template import Template
+if TYPE_CHECKING:
+    from .template import Template
 
 __all__ = ["shared_by", "skeleton_key"]
 
@@ -28,6 +29,8 @@ def skeleton_key(template: Template) -> str:
 
 def _load(root: str) -> dict[str, list[str]]:
     """``{key: [project, ...]}`` from ``lookalikes.json``."""
+    from . import siteindex
+
     table: dict[str, list[str]] = {}
     data = siteindex.read_json(root, "lookalikes.json")
     for project, record in sorted(data["projects"].items()):
@@ -39,6 +42,8 @@ def _load(root: str) -> dict[str, list[str]]:
 def shared_by(template: Template) -> tuple[str, ...]:
     """The other projects (``vllm``) whose released code raises this template's words."""
     try:
+        from . import siteindex  # only a message matched on text alone asks
+
         table = siteindex.loaded("lookalikes", _load)
         return tuple(table.get(skeleton_key(template), ())) if table else ()
     except Exception:
