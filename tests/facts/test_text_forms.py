@@ -710,3 +710,22 @@ def test_an_error_cited_in_prose_ends_where_its_citation_does() -> None:
     )
     # at the line's start the whole line is the message; a quote inside it stays
     assert exception_in("KeyError: 'a' and more")[1:] == ("KeyError", "'a' and more")  # type: ignore[index]
+
+
+def test_a_logged_message_that_quotes_the_error_it_met_is_matched_whole() -> None:
+    """sglang#14754: the loader logs ``Corrupted safetensors file detected: <file> -
+    SafetensorError: ...``; the error it quotes is explained, and so is the logged line."""
+    line = (
+        "[2025-12-09 14:26:50 TP0] Corrupted safetensors file detected: /root/.cache/huggingface"
+        "/hub/models--x/snapshots/abc/model-00001-of-00002.safetensors - SafetensorError: Error"
+        " while deserializing header: MetadataIncompleteBuffer\n"
+    )
+    (found,) = explain_text(line)
+    assert (found.finding.facts.type_name, found.finding.wrapper) == (
+        "SafetensorError",
+        line.partition("] ")[2].strip(),
+    )
+    assert [m.id for m in found.matches] == [
+        "sglang.safetensors-corrupt-checkpoint",
+        "sglang.corrupted-safetensors-file-detected",
+    ]

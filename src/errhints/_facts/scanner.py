@@ -950,7 +950,12 @@ class _Scanner:
                 self._open(record)
             else:
                 facts = ErrorFacts(type_name=type_name, message=message.rstrip())
-                self._emit(Finding(lineno, lineno, "line", facts))
+                # a logged message the catalog knows, which quotes the error it met
+                # (``Corrupted safetensors file detected: x - SafetensorError: ...``)
+                said = self.needles and self._needle_in(content[:begin])
+                self._emit(
+                    Finding(lineno, lineno, "line", facts, wrapper=content.strip() if said else "")
+                )
             return
         if ("Assertion `" in content and "failed" in content) or "Check failed" in content:
             # A CUDA kernel's device-side assertion (``IndexKernel.cu:92: ... Assertion
