@@ -18,7 +18,7 @@ own process, and the findings are compared with the manifest's expectations:
 Files under ``holdout/`` are for the final report only; do not read them while tuning.
 
     PYTHONPATH=src python3.11 scripts/paste_report.py [--split dev|holdout|all]
-        [--batch first|second|...|tenth|later|all] [--json] [--misses]
+        [--batch first|second|...|eleventh|later|all] [--json] [--misses]
 """
 
 from __future__ import annotations
