@@ -18,7 +18,7 @@ own process, and the findings are compared with the manifest's expectations:
 Files under ``holdout/`` are for the final report only; do not read them while tuning.
 
     PYTHONPATH=src python3.11 scripts/paste_report.py [--split dev|holdout|all]
-        [--batch first|second|...|eleventh|later|all] [--json] [--misses]
+        [--batch first|second|...|twelfth|later|all] [--json] [--misses]
 """
 
 from __future__ import annotations
@@ -115,7 +115,8 @@ BATCHES = {
     "eighth": (651, 720),
     "ninth": (721, 765),
     "tenth": (766, 819),
-    "eleventh": (820, 999),
+    "eleventh": (820, 911),
+    "twelfth": (912, 999),
 }
 
 
