@@ -63,7 +63,7 @@ def _cjk(char: str) -> bool:
 def _glued_prose(message: str) -> int:
     """Where prose in another script starts right after the message's last sentence (a full
     stop or closing bracket followed by a CJK character), else ``-1``. The prose may hold
-    words in ASCII (``...LoRA method.只能使用lora吗``), fewer letters than CJK characters."""
+    words in ASCII (``...LoRA method.只能使用lora吗``), in fewer characters than its CJK ones."""
     cjk = letters = 0
     for at in range(len(message) - 1, 0, -1):
         char = message[at]

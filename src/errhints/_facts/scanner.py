@@ -685,11 +685,9 @@ class _Scanner:
                 raw, lineno = head + raw, start  # one line, wrapped by the terminal
             else:
                 self._read(head, start)
-        if self._is_cut(raw, width):
-            self._cut = (lineno, raw, True)
-            return
         if width == self._widest >= _WRAP_WIDTH and _ends_mid_word(raw):
-            self._cut = (lineno, raw, False)
+            # cut there if that width was seen before; else the next line may say so
+            self._cut = (lineno, raw, self._at_widest >= 2)
             return
         self._read(raw, lineno)
 
