@@ -1117,3 +1117,24 @@ def test_a_system_exits_message_alone_on_a_line_is_read(tmp_path: Path) -> None:
     assert [(e.finding.line, [m.id for m in e.matches]) for e in found] == [
         (3, ["sglang.diffusion-args"])
     ]
+
+
+def test_a_sentence_of_prose_with_a_sign_outside_ascii_is_still_read(tmp_path: Path) -> None:
+    """dev/735: ``... a single H200(×8) node, ... it crash with Scheduler watchdog timeout
+    (self.watchdog_timeout=300, self.soft=False). The logs as attachment``: the ``×`` made
+    the line read only as stretches between signs outside ASCII, never as sentences."""
+    index = make_index(
+        tmp_path,
+        {
+            "slug": "watchdog",
+            "exception": '"Exception"',
+            "template": '"{self.debug_name} watchdog timeout ({self.watchdog_timeout=}, {self.soft=})"',
+            "extra": 'kind = "log"',
+        },
+    )
+    line = (
+        "Deploy dsv4-flash-0731 with v0.5.16-cu130 image in a single H200(×8) node, after"
+        " running for a period of time, it crash with Scheduler watchdog timeout"
+        " (self.watchdog_timeout=300, self.soft=False). The logs as attachment"
+    )
+    assert [m[0] for m in _text_matches(index, line)] == ["sglang.watchdog"]

@@ -866,7 +866,7 @@ def _quoted_in_prose(message: str) -> list[ErrorFacts]:
         for piece in _NON_ASCII_RUN.split(message):
             piece = piece.strip(" ,;:")
             parts.append(peel(piece)[1].strip() if piece else piece)
-    elif _SENTENCE_END.search(message):
+    if _SENTENCE_END.search(message):  # also when a sign like ``H200(×8)`` is not ASCII
         parts.extend(_SENTENCE_END.split(message))
     seen = {message}
     facts: list[ErrorFacts] = []
