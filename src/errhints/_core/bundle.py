@@ -12,6 +12,7 @@ a lookup hands it to the matcher: a failure touches a few. A user catalog
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar
 
@@ -162,17 +163,30 @@ class _Postings(dict[Any, list[T]]):
         return len(self._raw)
 
 
-def load_prebuilt(root: Any, label: str = "catalog") -> Index | None:
-    """The prebuilt index of the packaged catalog under ``root``; ``None`` if there is none."""
-    try:
-        prebuilt = root.joinpath(PREBUILT_NAME)
-        bundle = root.joinpath("_bundle.json")
-        if not (prebuilt.is_file() and bundle.is_file()):
+def _read(root: Any, name: str) -> bytes | None:
+    """The bytes of ``root/name`` (``root`` a plain path or a ``Traversable``), or ``None``."""
+    if isinstance(root, str):
+        path = os.path.join(root, name)
+        if not os.path.isfile(path):
             return None
-        data = json.loads(prebuilt.read_bytes())
+        with open(path, "rb") as handle:
+            return handle.read()
+    found = root.joinpath(name)
+    return bytes(found.read_bytes()) if found.is_file() else None
+
+
+def load_prebuilt(root: Any, label: str = "catalog") -> Index | None:
+    """The prebuilt index of the packaged catalog under ``root`` (a plain path, a ``Path``
+    or a ``Traversable``); ``None`` if there is none."""
+    try:
+        raw = _read(root, PREBUILT_NAME)
+        bundle = _read(root, "_bundle.json")
+        if raw is None or bundle is None:
+            return None
+        data = json.loads(raw)
         if data.get("format") != FORMAT:
             return None
-        tables = _Tables(bundle.read_bytes(), data["spans"])
+        tables = _Tables(bundle, data["spans"])
     except (OSError, ValueError, KeyError):
         return None
     catalog = _LazyCatalog(tables, data["sources"], label)

@@ -11,12 +11,14 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._config import ENV_CATALOG_PATH
 from .releases import ReleaseRange, parse_range, version_key
 from .template import SHAPES, Template, TemplateError, parse_template
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "Catalog",
@@ -29,6 +31,7 @@ __all__ = [
     "builtin_catalog_dir",
     "load_catalog",
     "mention_range",
+    "packaged_catalog_path",
     "split_family",
     "user_catalog_dirs",
 ]
@@ -631,6 +634,8 @@ MAX_FILE_BYTES = 1 << 20
 
 def _read_bounded(path: Path | Any) -> bytes:
     """The file's bytes, refusing anything but a regular file of at most ``MAX_FILE_BYTES``."""
+    from pathlib import Path
+
     if isinstance(path, Path):
         import stat
 
@@ -689,6 +694,8 @@ def builtin_catalog_dir() -> Any:
     ``tempfile``, ``shutil``, ``zipfile`` and more: a fifth of the first explanation's cost).
     A package imported from a zip file is read through ``importlib_resources``.
     """
+    from pathlib import Path
+
     package_dir = Path(__file__).resolve().parents[1]
     if package_dir.is_dir():
         packaged = package_dir / "catalog"
@@ -700,8 +707,18 @@ def builtin_catalog_dir() -> Any:
     return importlib_resources.files("errhints").joinpath("catalog")
 
 
+def packaged_catalog_path() -> str | None:
+    """The installed wheel's catalog folder as a plain path, or ``None`` (a source checkout,
+    a zip import). Found without ``pathlib``, which a bare interpreter pays 7 ms to import,
+    since the first failure of a process reads the prebuilt index from there."""
+    packaged = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "catalog")
+    return packaged if os.path.isdir(packaged) else None
+
+
 def user_catalog_dirs(extra: Iterable[str | os.PathLike[str]] = ()) -> list[Path]:
     """Directories from ``ERRHINTS_CATALOG_PATH`` (os.pathsep-separated), then ``extra``."""
+    from pathlib import Path
+
     dirs = [Path(p) for p in os.environ.get(ENV_CATALOG_PATH, "").split(os.pathsep) if p.strip()]
     dirs.extend(Path(p) for p in extra)
     return dirs

@@ -52,9 +52,10 @@ def get_index(extra_dirs: tuple[str, ...] = ()) -> Index:
 def _prebuilt() -> Index | None:
     """The wheel's prebuilt index of the packaged catalog (``None`` in a source checkout)."""
     from .bundle import load_prebuilt
-    from .catalog import builtin_catalog_dir
+    from .catalog import builtin_catalog_dir, packaged_catalog_path
 
-    return load_prebuilt(builtin_catalog_dir())
+    where = packaged_catalog_path()
+    return load_prebuilt(where if where is not None else builtin_catalog_dir())
 
 
 _told: set[str] = set()
