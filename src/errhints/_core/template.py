@@ -262,12 +262,10 @@ class Template:
             if values is None:
                 break
             chars += sum(c.isalnum() for c in lits[k - 1])
-            last, part = values[-1], ""
-            at = last.find(lits[k][:_CUT_PROBE]) if lits[k].strip() else -1
-            if at >= 0 and lits[k].startswith(last[at:]):  # cut inside the next literal
-                last, part = last[:at], last[at:]
+            cut = _cut_before(values, lits[k])  # cut inside the next literal
+            part = values[-1][len(cut[-1]) :]
             if chars + sum(c.isalnum() for c in part) >= 2 * MIN_LITERAL_CHARS:
-                best = (*values[:-1], last)
+                best = cut
         return best
 
     def starts(self, message: str) -> bool:
