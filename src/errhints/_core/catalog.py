@@ -696,11 +696,10 @@ def builtin_catalog_dir() -> Any:
     """
     from pathlib import Path
 
-    package_dir = Path(__file__).resolve().parents[1]
-    if package_dir.is_dir():
-        packaged = package_dir / "catalog"
-        if packaged.is_dir():
-            return packaged
+    packaged = packaged_catalog_path()
+    if packaged is not None:
+        return Path(packaged)
+    if Path(__file__).resolve().parents[1].is_dir():
         return Path(__file__).resolve().parents[3] / "catalog"  # a source checkout
     import importlib_resources
 
