@@ -116,12 +116,13 @@ BATCHES = {
     "ninth": (721, 765),
     "tenth": (766, 819),
     "eleventh": (820, 911),
-    "twelfth": (912, 999),
+    "twelfth": (912, 963),
+    "thirteenth": (964, 1071),
 }
 
 
 def _in_batch(row: dict[str, Any], batch: str) -> bool:
-    number = int(row["file"].split("/", 1)[1][:3])
+    number = int(row["file"].split("/", 1)[1].split("-", 1)[0])
     if batch == "all":
         return True
     if batch == "later":
