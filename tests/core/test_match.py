@@ -1041,6 +1041,49 @@ def test_a_message_naming_dataset_info_json_fits_a_short_template(tmp_path: Path
     assert _text_matches(index, "Cannot open cfg.yaml due to EOF.", type_name="ValueError") == []
 
 
+def test_a_line_wrapped_in_several_error_prefixes_is_read_after_each(tmp_path: Path) -> None:
+    """dev/979, /983 and /496: a client or a gateway puts its own ``... error:`` (or ``Error:``
+    after a colon, or ``failed:``) before the server's message, once or twice; the words after
+    each are tried, outermost first, by the usual rules (a generic template stays weak)."""
+    index = make_index(
+        tmp_path,
+        {
+            "slug": "no-input",
+            "exception": '"ValueError"',
+            "template": '"Either text, input_ids or input_embeds should be provided."',
+        },
+        {
+            "slug": "parser",
+            "exception": '"ValueError"',
+            "template": '"Unsupported tool_call_parser: {name}"',
+        },
+    )
+    gateway = (
+        "OpenAI completion error: 500 Internal server error: Unsupported tool_call_parser: None"
+        " (request id: 202512200652133627752312601517)"
+    )
+    assert _text_matches(index, gateway) == [("sglang.parser", "weak", "no context")]
+    assert _text_matches(index, gateway, frozenset({"sglang"})) == [
+        ("sglang.parser", "strong", "template")
+    ]
+    client = (
+        "An error occurred while processing the v1/chat/completions request: Error: Either text,"
+        " input_ids or input_embeds should be provided."
+    )
+    assert _text_matches(index, client) == [("sglang.no-input", "strong", "template")]
+    logged = "openai_tool_adapter.py:32 - Tool parsing failed: Unsupported tool_call_parser: qwen3"
+    assert _text_matches(index, logged, frozenset({"sglang"})) == [
+        ("sglang.parser", "strong", "template")
+    ]
+    # ``error:`` inside a word, or beyond the first four, is not a place to start (a likeness
+    # of words may still say ``fuzzy``, never that the template fits)
+    for line in (
+        "mirror: Unsupported tool_call_parser: x",
+        "a error: b error: c error: d error: e error: " + client,
+    ):
+        assert [via for _id, _c, via in _text_matches(index, line)] in ([], ["fuzzy"])
+
+
 def test_an_error_quoted_in_a_sentence_of_prose_fits(tmp_path: Path) -> None:
     """dev/749 and /752: a bare line of prose that quotes the error ("I met a new error that
     "Undefined dataset x in dataset_info.json". Can you ..."), or holds a log record between

@@ -729,3 +729,22 @@ def test_a_logged_message_that_quotes_the_error_it_met_is_matched_whole() -> Non
         "sglang.safetensors-corrupt-checkpoint",
         "sglang.corrupted-safetensors-file-detected",
     ]
+
+
+def test_a_line_that_says_error_in_a_longer_paste_is_read_tentatively() -> None:
+    """dev/979: a client's report (date, provider, model, status) whose one error line has
+    no exception name: the line is read, and kept only if the catalog knows its words."""
+    text = (
+        "Date/time: 2025-12-20T06:57:07.662Z\n"
+        "Provider: openai\n"
+        "Model: DeepSeek-R1\n"
+        "\n"
+        "500\n"
+        "OpenAI completion error: 500 Internal server error: Unsupported tool_call_parser: None"
+        " (request id: 202512200652133627752312601517)\n"
+    )
+    (found,) = [f for f in scan_text(text) if f.line == 6]
+    assert found.tentative and found.facts.message.startswith("OpenAI completion error: 500")
+    (explained,) = explain_text(text)
+    assert [m.id for m in explained.matches] == ["sglang.unsupported-tool-call-parser"]
+    assert explain_text(text.replace("tool_call_parser", "something else")) == []

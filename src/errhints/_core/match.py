@@ -12,6 +12,7 @@ pipeline adds it from the site index when no entry fits (see :mod:`.pipeline`).
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -430,6 +431,8 @@ class _Matcher:
             old is None
             or match.sort_key() < old.sort_key()
             or (old.confidence == "weak" and match.confidence != "weak")
+            # a template that fits, and the rule that makes it weak, over a likeness
+            or (old.via == "fuzzy" and match.via != "fuzzy" and old.confidence == match.confidence)
         ):
             self.found[match.entry.id] = match
         if match.confidence != "weak" and not match.entry.context and not match.embedded:
@@ -452,9 +455,11 @@ class _Matcher:
         for member in facts.chain:
             self.one(member, stack, packages, has_stack, embedded=False, depth=0)
         if not facts.type_name and not has_stack and not self._any_sure():
-            said = _said_error(facts.message)
-            if said is not None:  # ``train_lora -> model error: Template x does not exist.``
+            # ``train_lora -> model error: Template x does not exist.``
+            for said in _said_errors(facts.message):
                 self.one(said, (), packages, False, embedded=False, depth=0)
+                if self._any_sure():
+                    break
             if not self._any_sure():
                 # a sentence of prose that quotes the error: ``I met a new error that
                 # "Undefined dataset x in dataset_info.json". Can you ...``
@@ -816,26 +821,30 @@ def _unwrapped(message: str) -> str:
     return message[found.end() :] if found else message
 
 
-#: A bare line that says what failed before the error's own words: ``<task> error: <msg>``,
-#: ``ERROR: <msg>`` (no colon before the word, so ``CUDA error: out of memory`` is tried whole
-#: first and this only when nothing fits the whole line).
-_SAID_ERROR = re.compile(r"(?:[^:\n]{0,200}?[\s>\])-])?(?:error|Error|ERROR)\s?: +(?=\S)")
+#: How many of a line's ``SAID_ERROR`` places are tried (``CUDA error: out of memory`` is
+#: tried whole first, and these only when nothing fits the whole line).
+_SAID_ERROR_TRIES = 4
 
 
 #: A retyped error line without its colon: ``ValueError Processor was not found ...``.
 _NAME_NO_COLON = re.compile(r"([A-Z][\w.]{0,80}(?:Error|Exception)) +(?=[A-Za-z'\"`])")
 
 
-def _said_error(message: str) -> ErrorFacts | None:
-    """The error a bare line states after words that are not its own (``... error:``) or
-    behind an exception name without its colon, else ``None``."""
-    found = _SAID_ERROR.match(message)
-    if found is not None:
-        return ErrorFacts(type_name="", message=message[found.end() :])
-    found = _NAME_NO_COLON.match(message)
-    if found is not None:
-        return ErrorFacts(type_name=found.group(1), message=message[found.end() :])
-    return None
+def _said_errors(message: str) -> list[ErrorFacts]:
+    """The errors a bare line may state after words that are not their own, outermost first
+    (``OpenAI completion error: 500 Internal server error: Unsupported ...``: the text after
+    each ``error:``), or behind an exception name without its colon."""
+    from .._facts.lines import SAID_ERROR, SAID_ERROR_SPAN
+
+    said = [
+        ErrorFacts(type_name="", message=message[found.end() :])
+        for found in itertools.islice(
+            SAID_ERROR.finditer(message, 0, SAID_ERROR_SPAN), _SAID_ERROR_TRIES
+        )
+    ]
+    if not said and (found := _NAME_NO_COLON.match(message)) is not None:
+        said.append(ErrorFacts(type_name=found.group(1), message=message[found.end() :]))
+    return said
 
 
 #: A span of prose quoted in a bare line: double, single (after a space), curly or backticks.

@@ -248,6 +248,16 @@ def glued_error(message: str) -> int:
     return found.start() if found is not None else -1
 
 
+#: Where a line says what failed before the error's own words: ``<task> error: <msg>``,
+#: ``ERROR: <msg>``, a client's ``... request: Error: <msg>``, ``Tool parsing failed: <msg>``.
+SAID_ERROR = re.compile(
+    r"(?:^|(?<=[\s>\])-]))(?:error|Error|ERROR|failed|Failed|FAILED)\s?: +(?=\S)"
+)
+
+#: How far into a line ``SAID_ERROR`` is looked for.
+SAID_ERROR_SPAN = 400
+
+
 def worth_a_look(raw: str) -> bool:
     """Whether a line outside any traceback could start one, or be a finding itself."""
     return (
@@ -255,6 +265,8 @@ def worth_a_look(raw: str) -> bool:
         or "{" in raw
         or "Error" in raw
         or "Exception" in raw
+        or "error:" in raw
+        or "failed:" in raw
         or "Warning" in raw
         or "Exit" in raw
         or "Interrupt" in raw

@@ -19,6 +19,8 @@ from .bodies import embedded_errors
 from .lines import (
     ANSI,
     RAY_REPEAT,
+    SAID_ERROR,
+    SAID_ERROR_SPAN,
     exception_in,
     glued_error,
     is_exception_name,
@@ -474,6 +476,8 @@ class _Scanner:
         #: with spaces to that width or wider: a copy from tmux or screen shows the width so.
         self._cut: tuple[int, str, bool] | None = None
         self._skipped: str | None = None  # the line just skipped by ``feed_line``
+        #: Lines read as tentative findings only for an ``error:`` in them (``_start``).
+        self._said_lines: set[int] = set()
 
     def _emit(self, finding: Finding) -> None:
         finding.context = self.context
@@ -630,7 +634,7 @@ class _Scanner:
             if self._held is not None:
                 self._emit(self._held[1])
                 self._held = None
-        if self._opening is not None and not self.emitted and not self.opened:
+        if self._opening is not None and self.emitted == len(self._said_lines) and not self.opened:
             lines = "".join(self._opening).split("\n")
             kept: list[tuple[int, str]] = []
             fenced: list[tuple[int, str]] = []
@@ -652,6 +656,7 @@ class _Scanner:
                 # Longer, and still no error form: its first line may be the error all the
                 # same (an issue's title, a message's first line above its details).
                 kept = kept[:1]
+            kept = [(lineno, line) for lineno, line in kept if lineno not in self._said_lines]
             for first, last, message in _unwrapped_lines(kept, widths):
                 facts = ErrorFacts(type_name="", message=message)
                 self._emit(Finding(first, last, "line", facts, tentative=tentative))
@@ -978,12 +983,24 @@ class _Scanner:
                     # the exception the server raised: the message alone is matched.
                     facts = ErrorFacts(type_name="", message=item.message)
                     self._emit(Finding(lineno, lineno, "body", facts))
-        if self.needles and len(self.out) == found and self._needle_in(content):
+        if len(self.out) != found:
+            return
+        said = self.needles and self._needle_in(content)
+        if said or (
+            ("rror" in content or "ailed" in content)
+            and SAID_ERROR.search(content, 0, SAID_ERROR_SPAN)
+        ):
             message = content.strip()
             if content[:1] in " \t":  # an indented line: its prefix is after the indentation
                 message = peel(message)[1].strip()
             facts = ErrorFacts(type_name="", message=message)
-            self._emit(Finding(lineno, lineno, "line", facts))
+            if said:
+                self._emit(Finding(lineno, lineno, "line", facts))
+            else:
+                # ``OpenAI completion error: 500 ...: <msg>``: the words after an ``error:``
+                # may be a known error's; worth a finding only when they are.
+                self._said_lines.add(lineno)
+                self._emit(Finding(lineno, lineno, "line", facts, tentative=True))
 
     def _open(self, record: _Record) -> None:
         self.opened += 1
