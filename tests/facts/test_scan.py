@@ -289,11 +289,20 @@ def test_rich_log_handler() -> None:
 )
 @pytest.mark.parametrize(
     "prefix",
-    ["[rank3]: ", "(WorkerDict pid=616, ip=10.0.0.1) ", "2026-01-01T10:00:00.1Z stderr F "],
+    [
+        "[rank3]: ",
+        "(WorkerDict pid=616, ip=10.0.0.1) ",
+        "2026-01-01T10:00:00.1Z stderr F ",
+        "sglang-1  | ",
+        "llamafactory_trainer_1  | 2026-01-01T10:00:00.123456789Z ",
+        "Jun 11 09:30:02 gpu-node-3 python3[12345]: ",
+        "0: ",
+    ],
 )
 def test_a_prefix_on_every_line_changes_nothing(name: str, prefix: str) -> None:
-    """The same log behind a per-line prefix (torchrun, Ray, a container runtime) gives
-    the same findings: groups keep their columns, rich boxes their rows."""
+    """The same log behind a per-line prefix (torchrun, Ray, a container runtime, docker
+    compose, journald, ``srun --label``) gives the same findings: groups keep their columns,
+    rich boxes their rows."""
     text = load(name)
     prefixed = "".join(f"{prefix}{line}\n" for line in text.splitlines())
     assert scan_text(prefixed) == scan_text(text)

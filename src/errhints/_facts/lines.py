@@ -78,6 +78,10 @@ _TOKEN = re.compile(
     r"|(?P<name>[\w.-]{1,120})(?= - " + _LEVELS + r" - )"
     r"|(?P<logger>[A-Za-z_]\w{0,60}(?:\.\w{1,60}){1,12})(?= - )"
     r"|(?P<sep>[-|])(?= )"
+    r"|(?P<compose>[A-Za-z0-9][\w.-]{0,80} {1,40}\|)(?= |$)"
+    r"|(?P<syslog>(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d"
+    r" [\w.-]{1,100} [\w./@-]{1,100}(?:\[\d{1,10}\])?:)(?= |$)"
+    r"|(?P<label>\d{1,5}:)(?= )"
     r"|(?P<arrow>[A-Za-z_][\w.]{0,200}:\d{1,7} >>)(?= |$)"
 )
 
@@ -86,8 +90,9 @@ _TOKEN = re.compile(
 _LINENO = re.compile(r"\[\d{1,9}\](?: |$)|\d{1,7}\t")
 
 #: First characters that can start a log prefix; other lines skip the prefix regex unless
-#: they hold LlamaFactory's ``logger.name:lineno >> `` (``_ARROW``), its record cut above.
-_PREFIX_START = frozenset("0123456789[(IWEFDCTNS-")
+#: they hold LlamaFactory's ``logger.name:lineno >> `` (``_ARROW``), its record cut above, or
+#: a docker compose service's ``name  |``. (``JMAO`` start journald's months.)
+_PREFIX_START = frozenset("0123456789[(IWEFDCTNSJMAO-")
 _ARROW = " >> "
 
 #: A C++ source location ending a bracketed prefix (``[E1226 15:44:25.49 socket.cpp:1011]``):
@@ -291,7 +296,11 @@ def starts_exception(line: str) -> bool:
 def peel(line: str) -> tuple[str, str]:
     """Split a line into (stream key, content): the key is the line's log prefix with its
     timestamps folded to ``T``, so that every line of one stream has the same key."""
-    if not line or (line[0] not in _PREFIX_START and line.find(_ARROW, 0, 260) < 0):
+    if not line or (
+        line[0] not in _PREFIX_START
+        and line.find(_ARROW, 0, 260) < 0
+        and line.find(" |", 0, 122) < 0  # docker compose's ``sglang-1  | ``
+    ):
         return "", line
     pos = 0
     keys: list[str] = []
@@ -306,6 +315,8 @@ def peel(line: str) -> tuple[str, str]:
             break
         kind = m.lastgroup
         token = m.group()
+        if kind in ("compose", "syslog", "label") and keys:
+            break  # a service's name, journald's record, srun's task only at the start
         if kind == "sep" and not keys and _LEVEL_AHEAD.match(line, pos) is None:
             break  # ``- WARNING - name - message``: the head of a cut-off line is peeled
         if kind == "logger" and (not keys or keys[-1] != "-"):
@@ -318,6 +329,8 @@ def peel(line: str) -> tuple[str, str]:
             keys.append(">>")  # every logger of one LlamaFactory run writes one stream
         elif kind == "br":
             keys.append(_TS_IN.sub("T", token))
+        elif kind == "syslog":
+            keys.append("T" + token[15:])  # ``Jun 11 09:30:02``: every day one stream
         else:
             keys.append(token)
         pos = m.end()
