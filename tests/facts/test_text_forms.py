@@ -748,3 +748,31 @@ def test_a_line_that_says_error_in_a_longer_paste_is_read_tentatively() -> None:
     (explained,) = explain_text(text)
     assert [m.id for m in explained.matches] == ["sglang.unsupported-tool-call-parser"]
     assert explain_text(text.replace("tool_call_parser", "something else")) == []
+
+
+def test_sglang_jax_in_view_keeps_sglangs_entries_weak() -> None:
+    """dev/930: sglang-jax (``sgl_jax``), SGLang's JAX port, raises SGLang's words and prints
+    its log lines; where the text shows it, SGLang's entries are weak at most, and its own
+    name (``sglang-jax``), its ``[... TP0]`` prefix and its ``launch_server`` are no evidence of
+    SGLang. A lone message, with nothing in view, stays SGLang's."""
+    message = (
+        "RuntimeError: Decode out of memory. Try to lower your batch size.\n"
+        "Try to allocate 127 tokens.\n"
+        "Available tokens: 5248 (available_size=5248 + evictable_size=0)\n"
+    )
+    log = (
+        "$ python -m sgl_jax.launch_server --model-path Qwen/Qwen3-8B --tp-size 4\n"
+        "[2025-10-01 10:00:00 TP0] The server is fired up and ready to roll!\n"
+        "[2025-10-01 10:05:00 TP0] " + message
+    )
+    prose = "Seen with https://github.com/sgl-project/sglang-jax on a TPU:\n\n" + message
+
+    def confidences(text: str) -> set[tuple[str, str]]:
+        return {(m.id, m.confidence) for e in explain_text(text) for m in e.matches}
+
+    for text in (log, prose):
+        assert all(c == "weak" for _id, c in confidences(text)), text
+        assert {f.context for f in scan_text(text)} == {frozenset({"sgl_jax"})}
+    assert ("sglang.decode-out-of-memory", "strong") in confidences(message)
+    both = "sglang 0.5.3 and sglang-jax side by side\n" + log
+    assert ("sglang.decode-out-of-memory", "strong") in confidences(both)

@@ -57,10 +57,11 @@ MIN_EMBEDDED_CHARS = 12
 #: no run of the entry's project it is only a ``weak`` match.
 GENERIC_CHARS = 36
 #: Projects whose failures read like SGLang's or LlamaFactory's (SGLang copied many of
-#: vLLM's messages; torchrun, DeepSpeed and Megatron print the same lines for any job): when
-#: the text shows one of them and not the entry's own project, the entry is only ``weak``.
+#: vLLM's messages, sglang-jax many of SGLang's; torchrun, DeepSpeed and Megatron print the
+#: same lines for any job): when the text shows one of them and not the entry's own project,
+#: the entry is only ``weak``.
 #: (Names as the scanner's ``EVIDENCE`` and frames' top-level packages spell them.)
-LOOKALIKES = frozenset({"vllm", "tensorrt_llm", "megatron", "deepspeed-launcher"})
+LOOKALIKES = frozenset({"vllm", "sgl_jax", "tensorrt_llm", "megatron", "deepspeed-launcher"})
 
 #: The projects the catalog explains: a third-party message on text that shows one of them
 #: is that one's, never the other's.

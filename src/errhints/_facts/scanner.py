@@ -162,6 +162,9 @@ EVIDENCE: dict[str, tuple[str, ...]] = {
         "lamaFactory",
     ),
     "vllm": ("vllm",),
+    # SGLang's JAX port: it prints SGLang's log lines, so with it in view only SGLang's own
+    # package names show SGLang (``_evidence``).
+    "sgl_jax": ("sgl_jax", "sglang-jax", "sglang_jax"),
     "tensorrt_llm": ("tensorrt_llm",),
     "megatron": ("megatron",),
     "deepspeed-launcher": ("deepspeed/launcher", "deepspeed.launcher"),
@@ -176,6 +179,19 @@ _SGLANG_PREFIX = re.compile(r"[\[ ](?:[PD]P\d{1,4} )?TP\d{1,4}(?: (?:EP|PP)\d{1,
 _SGLANG_PREFIX_B = re.compile(_SGLANG_PREFIX.pattern.encode())
 
 _EVIDENCE_B = {name: tuple(n.encode() for n in needles) for name, needles in EVIDENCE.items()}
+
+
+#: What names SGLang itself, once sglang-jax's own spellings are taken out of a text.
+_SGLANG_ITSELF = ("sglang", "sgl_kernel", "sgl-kernel")
+
+
+def _names_sglang_itself(text: str | bytes) -> bool:
+    """Whether ``text`` names SGLang's package, not only sglang-jax (``sgl-project/sglang-jax``)."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    for spelling in ("sglang-jax", "sglang_jax"):
+        text = text.replace(spelling, "")
+    return any(name in text for name in _SGLANG_ITSELF)
 
 
 @dataclass(slots=True)
@@ -551,7 +567,10 @@ class _Scanner:
             for name, needles in EVIDENCE.items():
                 if name not in self.context and any(n in text for n in needles):
                     found.add(name)
-        if "sglang" not in self.context and "sglang" not in found:
+        if "sgl_jax" in found or "sgl_jax" in self.context:
+            if "sglang" in found and not _names_sglang_itself(text):
+                found.discard("sglang")  # sglang-jax's name, or the log lines it copied
+        elif "sglang" not in self.context and "sglang" not in found:
             # SGLang's log-line prefix shows the run even where no line names the package.
             if isinstance(text, bytes):
                 if b"TP" in text and _SGLANG_PREFIX_B.search(text) is not None:
@@ -725,7 +744,12 @@ class _Scanner:
             waiting = self.records.get("")
             if waiting is not None and waiting.awaits_message(lineno) and _tag_only(raw, content):
                 key, content = "", raw  # ``[sgl_kernel] CRITICAL: ...`` under ``ImportError:``
-        if "TP" in key and "sglang" not in self.context and _SGLANG_PREFIX.search(key):
+        if (
+            "TP" in key
+            and "sglang" not in self.context
+            and "sgl_jax" not in self.context
+            and _SGLANG_PREFIX.search(key)
+        ):
             self.context = self.context | {"sglang"}
         if content[:1] in ">`":
             quoted = content[:1] == ">"
