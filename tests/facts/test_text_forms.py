@@ -9,6 +9,7 @@ and what the text says about the run it comes from.
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 
 import pytest
 
@@ -776,3 +777,30 @@ def test_sglang_jax_in_view_keeps_sglangs_entries_weak() -> None:
     assert ("sglang.decode-out-of-memory", "strong") in confidences(message)
     both = "sglang 0.5.3 and sglang-jax side by side\n" + log
     assert ("sglang.decode-out-of-memory", "strong") in confidences(both)
+
+
+@pytest.mark.parametrize(
+    "copy",
+    [
+        pytest.param(lambda t: t.replace("  ", "\u00a0\u00a0"), id="no-break-spaces"),
+        pytest.param(
+            lambda t: t.replace("&", "&amp;").replace('"', "&quot;").replace("'", "&#39;"),
+            id="html-entities",
+        ),
+    ],
+)
+def test_a_traceback_copied_from_a_web_page_reads_as_the_original(
+    copy: Callable[[str], str],
+) -> None:
+    """A copy of a rendered page indents with no-break spaces; a copy of its source keeps
+    the quotes as entities (``File &quot;...&quot;``): both read as the traceback itself."""
+    text = (
+        '  File "/usr/lib/python3.10/site-packages/llamafactory/data/template.py", line 9,'
+        " in get_template_and_fix_tokenizer\n"
+        '    raise ValueError(f"Template {name} does not exist.")\n'
+        "ValueError: Template 'qwen9' does not exist.\n"
+    )
+    copied = copy(text)
+    assert copied != text
+    assert scan_text(copied) == scan_text(text)
+    assert scan_text(text)[0].facts.frames[0].function == "get_template_and_fix_tokenizer"

@@ -111,7 +111,24 @@ _TB, _MSG, _BLANK, _SEP = 1, 2, 3, 4
 #: Curly quotes a word processor or chat app put in place of Python's straight ones
 #: (``File “/opt/.../runpy.py”``, ``cannot import name ‘x’``); no template has
 #: curly quotes, so lines are read with straight ones.
-_CURLY = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+#: What a word processor or a web page put in place of plain quotes and spaces: curly
+#: quotes, and the no-break spaces a copy of a rendered page indents with.
+_CURLY = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " "})
+
+#: The HTML entities a copy of a page's source leaves in a log (``File &quot;x.py&quot;``).
+_ENTITY = re.compile(r"&(?:quot|lt|gt|amp|apos|#39|#x27|#34);")
+_ENTITIES = {
+    "&quot;": '"',
+    "&lt;": "<",
+    "&gt;": ">",
+    "&amp;": "&",
+    "&apos;": "'",
+    "&#39;": "'",
+    "&#x27;": "'",
+    "&#34;": '"',
+}
+_ENTITY_B = re.compile(_ENTITY.pattern.encode())
+_ENTITIES_B = {k.encode(): v.encode() for k, v in _ENTITIES.items()}
 
 #: A paste this short (characters, non-blank lines) that shows no error form at all is read
 #: as one bare message per line.
@@ -543,7 +560,13 @@ class _Scanner:
 
         Bytes are searched as bytes and only the lines looked at are decoded (UTF-8,
         invalid sequences replaced): a newline byte never occurs inside a UTF-8 sequence.
+        A block copied from a page's source has its quotes back (``File &quot;x.py&quot;``).
         """
+        if isinstance(text, bytes):
+            if b"&quot;" in text or b"&#39;" in text:
+                text = _ENTITY_B.sub(lambda m: _ENTITIES_B[m.group()], text)
+        elif "&quot;" in text or "&#39;" in text:
+            text = _ENTITY.sub(lambda m: _ENTITIES[m.group()], text)
         if self._opening is not None:
             self._remember(text.decode("utf-8", "replace") if isinstance(text, bytes) else text)
         if self._evidence_left > 0:
@@ -732,8 +755,10 @@ class _Scanner:
             raw = ANSI.sub("", raw)
         if "%|" in raw:
             raw = _unbarred(raw)
-        if "\u2019" in raw or "\u201c" in raw:
+        if "\u2019" in raw or "\u201c" in raw or "\u00a0" in raw:
             raw = raw.translate(_CURLY)
+        if "&" in raw:
+            raw = _ENTITY.sub(lambda m: _ENTITIES[m.group()], raw)
         if self._indent is None and raw.strip():
             self._indent = _paste_indent(raw)
         if self._indent and raw.startswith(self._indent):
