@@ -804,3 +804,31 @@ def test_a_traceback_copied_from_a_web_page_reads_as_the_original(
     assert copied != text
     assert scan_text(copied) == scan_text(text)
     assert scan_text(text)[0].facts.frames[0].function == "get_template_and_fix_tokenizer"
+
+
+def test_the_shells_killed_below_a_cut_traceback_is_not_its_error_line() -> None:
+    """dev/746 with the shell's ``Killed`` after it: a traceback cut inside its raise
+    statement is still read from that statement, not from ``Killed``."""
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/x/llamafactory/train/tuner.py", line 60, in run_exp\n'
+        '    raise ValueError("Unknown task: {}.".f\n'
+    )
+    for after in ("", "Killed\n", "./run.sh: line 22: 103525 Killed  python train.py\n"):
+        (found,) = [f for f in scan_text(text + after) if f.kind == "traceback"]
+        assert (found.facts.type_name, found.facts.message) == ("ValueError", "Unknown task: {}.")
+
+
+def test_a_short_paste_with_a_log_line_below_keeps_its_lines_apart() -> None:
+    """dev/749 with a log record below it: the prose line is as wide as the widest, but the
+    line under it starts a record of its own, so no terminal cut it there."""
+    prose = (
+        'Thank you, but I met a new error that "Undefined dataset pretrain_data in'
+        ' dataset_info.json". Can you explain how to generate it'
+    )
+    for after, message in (
+        ("[2025-06-11 09:30:03] INFO:     Shutting down", "Shutting down"),
+        ("Killed", "Killed"),
+    ):
+        found = scan_text(prose + "\n" + after + "\n")
+        assert [f.facts.message for f in found] == [prose, message]

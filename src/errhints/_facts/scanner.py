@@ -395,12 +395,13 @@ def _goes_on(line: str) -> bool:
 
 
 def _unwrapped_lines(
-    kept: list[tuple[int, str]], widths: list[int]
+    kept: list[tuple[int, str]], widths: list[int], records: set[int]
 ) -> Iterator[tuple[int, int, str]]:
     """The lines of a short paste as messages: a line as wide as the widest of the paste
     (``widths``, by line number from 1; 60 characters or more) that ends mid-sentence goes
-    on at the next line, cut there by a terminal; the message keeps the break, which a
-    template fits by joining (``Template.match``)."""
+    on at the next line, cut there by a terminal, unless that line starts a record of its
+    own (``records``: a log prefix, the shell's ``Killed``); the message keeps the break,
+    which a template fits by joining (``Template.match``)."""
     widest = max(widths, default=0)
     i = 0
     while i < len(kept):
@@ -410,6 +411,7 @@ def _unwrapped_lines(
             i + 1 < len(kept)
             and widths[kept[i][0] - 1] == widest >= _WRAP_WIDTH
             and kept[i + 1][0] == kept[i][0] + 1
+            and kept[i + 1][0] not in records
             and not kept[i][1].endswith((".", "!", "?"))
         ):
             i += 1
@@ -681,10 +683,14 @@ class _Scanner:
             kept: list[tuple[int, str]] = []
             fenced: list[tuple[int, str]] = []
             widths = [len(line) for line in lines]
+            records: set[int] = set()  # lines a log prefix or the shell's ``Killed`` starts
             inside = False
             for lineno, raw in enumerate(lines, 1):
                 raw = _unbarred(ANSI.sub("", raw)).translate(_CURLY)
-                content = unwrap(peel(_MARKDOWN_HEADING.sub("", raw.strip(), count=1))[1]).strip()
+                key, content = peel(_MARKDOWN_HEADING.sub("", raw.strip(), count=1))
+                content = unwrap(content).strip()
+                if key or content.partition(" ")[0] == "Killed":
+                    records.add(lineno)
                 if content.startswith("```"):
                     inside = not inside
                 elif content and not _PROGRESS.match(content):
@@ -699,7 +705,7 @@ class _Scanner:
                 # same (an issue's title, a message's first line above its details).
                 kept = kept[:1]
             kept = [(lineno, line) for lineno, line in kept if lineno not in self._said_lines]
-            for first, last, message in _unwrapped_lines(kept, widths):
+            for first, last, message in _unwrapped_lines(kept, widths, records):
                 facts = ErrorFacts(type_name="", message=message)
                 self._emit(Finding(first, last, "line", facts, tentative=tentative))
 
@@ -860,7 +866,12 @@ class _Scanner:
                 record.state = _SEP
                 record.chained = True
                 return True
-            if record.group or HEADER_CORE in s or split_exception_line(s) is None:
+            if (
+                record.group
+                or HEADER_CORE in s
+                or st.partition(" ")[0] == "Killed"  # the shell, below a cut traceback
+                or split_exception_line(s) is None
+            ):
                 return False
             record.state = _MSG
             record.msg_lines = record.msg_chars = 0
