@@ -191,3 +191,36 @@ def test_reload_ext_leaves_one_extension(run_py: RunPy) -> None:
     )
     assert "CALLBACKS 1" in out
     assert (out + err).count(TITLE) == 1
+
+
+def test_a_traceback_ipython_printed_reads_as_pythons(run_py: RunPy) -> None:
+    """A cell's traceback as IPython prints it (a notebook's, pasted into an issue): its
+    frames, source lines and error line are read as Python's, and the entry is exact."""
+    from errhints._core.pipeline import explain_text
+    from errhints._facts import scan_text
+
+    out, _err = shell(run_py, "cell(FAIL)\n")
+    assert "Traceback (most recent call last):" not in out  # IPython's own form only
+    (found,) = scan_text(out)
+    assert found.kind == "traceback"
+    facts = found.facts
+    assert (facts.type_name, facts.message) == (
+        "RuntimeError",
+        "SGLang server error: 400, bad request",
+    )
+    assert [f.path for f in facts.frames][-1] == "llamafactory/chat/sglang_engine.py"
+    assert facts.frames[0].filename.startswith("<In")
+    # the same failure as Python itself prints it gets the same answer
+    plain = run_py(
+        "import sys\n"
+        "sys.excepthook = sys.__excepthook__\n"
+        "from llamafactory.chat.sglang_engine import SGLangEngine\n"
+        "SGLangEngine(400, 'bad request')._generate()\n"
+    ).stderr
+    assert "Traceback (most recent call last):" in plain
+    (explained,) = explain_text(out)
+    (expected,) = explain_text(plain)
+    assert [(m.id, m.confidence) for m in explained.matches] == [
+        (m.id, m.confidence) for m in expected.matches
+    ]
+    assert explained.matches[0].id == "llamafactory.sglang-server-error"

@@ -832,3 +832,60 @@ def test_a_short_paste_with_a_log_line_below_keeps_its_lines_apart() -> None:
     ):
         found = scan_text(prose + "\n" + after + "\n")
         assert [f.facts.message for f in found] == [prose, message]
+
+
+_PYTHON_FORM = (
+    "Traceback (most recent call last):\n"
+    '  File "<ipython-input-5-2f1c3a1b2c3d>", line 3, in <cell line: 3>\n'
+    "    run_exp(args)\n"
+    '  File "/usr/local/lib/python3.10/dist-packages/llamafactory/train/tuner.py", line 50,'
+    " in run_exp\n"
+    '    raise ValueError(f"Unknown task: {finetuning_args.stage}.")\n'
+    "ValueError: Unknown task: sft2.\n"
+)
+
+#: IPython 7 (Colab until 2024), as printed and as Colab's page copies it (dev/868's form).
+_IPYTHON7 = """\
+---------------------------------------------------------------------------
+ValueError                                Traceback (most recent call last)
+<ipython-input-5-2f1c3a1b2c3d> in <cell line: 3>()
+      1 from llamafactory.train.tuner import run_exp
+      2
+----> 3 run_exp(args)
+
+/usr/local/lib/python3.10/dist-packages/llamafactory/train/tuner.py in run_exp(args, callbacks)
+     48         run_pt(model_args, data_args, training_args, finetuning_args, callbacks)
+     49     else:
+---> 50         raise ValueError(f"Unknown task: {finetuning_args.stage}.")
+
+ValueError: Unknown task: sft2.
+"""
+
+_COLAB = """\
+ValueError                                Traceback (most recent call last)
+[<ipython-input-5-2f1c3a1b2c3d>](https://localhost:8080/#) in <cell line: 3>()
+      1 from llamafactory.train.tuner import run_exp
+----> 3 run_exp(args)
+
+1 frames
+[/usr/local/lib/python3.10/dist-packages/llamafactory/train/tuner.py](https://localhost:8080/#) in run_exp(args, callbacks)
+     49     else:
+---> 50         raise ValueError(f"Unknown task: {finetuning_args.stage}.")
+
+ValueError: Unknown task: sft2.
+
+---------------------------------------------------------------------------
+NOTE: If your import is failing due to a missing package, you can
+"""
+
+
+@pytest.mark.parametrize("text", [_IPYTHON7, _COLAB], ids=["ipython7", "colab"])
+def test_an_ipython_traceback_reads_as_pythons(text: str) -> None:
+    """IPython's older form names a frame by its path and function and its line by the
+    arrow (``---> 50``); Colab's page copies each path as a Markdown link and folds frames
+    (``1 frames``). Each reads as the traceback Python would print (the live form, IPython 8
+    and later, is checked in a real shell: ``tests/doors/test_ipython.py``)."""
+    (found,) = scan_text(text)
+    (python,) = scan_text(_PYTHON_FORM)
+    assert found.kind == "traceback"
+    assert found.facts == python.facts

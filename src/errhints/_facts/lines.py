@@ -69,7 +69,7 @@ _LEVELS = r"(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL|TRACE|NOTICE|SUCCESS
 _TOKEN = re.compile(
     r"(?P<ts>(?:" + _TS + r")(?: (?:stdout|stderr) [FP])?)(?=[ \t|\]]|$)"
     r"|(?P<br>\[(?:[^\[\]\n]{0,40}\d\d:\d\d:\d\d[^\[\]\n]{0,120}"
-    r"|(?=[^\]\n]{0,160}[A-Za-z])[^\[\]\n]{1,160})\]:?)"
+    r"|(?=[^\]\n]{0,160}[A-Za-z])[^\[\]\n]{1,160})\]:?)(?!\()"  # not a Markdown link's text
     r"|(?P<ray>\([\w.:-]{0,80} ?pid=\d{1,10}[^()\n]{0,200}\)"
     r"|\((?:raylet|gcs_server|autoscaler|monitor|log_monitor|dashboard)(?:, ip=[\w.:]{1,64})?\))"
     r"|(?P<lvl>" + _LEVELS + r":[\w.-]{1,120}:|" + _LEVELS + r":?(?=[ \t|]|$))"

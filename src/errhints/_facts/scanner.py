@@ -245,6 +245,7 @@ class _Record:
         "group",
         "head",
         "indent",
+        "ipython",
         "key",
         "kind",
         "last_seen",
@@ -252,6 +253,7 @@ class _Record:
         "lone",
         "msg_chars",
         "msg_lines",
+        "pending",
         "start",
         "state",
         "tail",
@@ -284,6 +286,10 @@ class _Record:
         self.wrapper = ""
         #: The error line printed just above this traceback (``(key, finding)``), when any.
         self.lead: Finding | None = None
+        #: Printed by IPython (a notebook, Colab): its lines are read as Python's (``_ipython``).
+        self.ipython = False
+        #: An IPython 7 frame (path, function) waiting for its line number (``---> 50``).
+        self.pending: tuple[str, str] | None = None
 
     def add(self, s: str, lineno: int) -> None:
         if self.state == _MSG:
@@ -474,6 +480,73 @@ def _starts_group(content: str) -> bool:
         and "sub-exception" in rest
         and is_exception_name(rest[2:].partition(":")[0])
     )
+
+
+#: IPython's traceback (ultratb): the header (``ValueError   Traceback (most recent call
+#: last)``), a cell (``Cell In[3], line 7``), a file frame (IPython 8: ``File /x/y.py:50, in
+#: f(a, b)``; 7: ``/x/y.py in f(a, b)``), the current line (``---> 50     raise ...``), the
+#: lines around it (``     48     ...``) and the rule above each section.
+_IPY_HEADER = re.compile(r"([A-Za-z_][\w.]{0,200}) {2,}Traceback \(most recent call last\)\s*$")
+_IPY_CELL = re.compile(r"Cell (In\s?\[\d{1,9}\]), line (\d{1,9})(?:, in ([\w.<>]{1,200}))?")
+_IPY_FILE = re.compile(r"File (.{1,1000}?):(\d{1,9})(?:, in ([\w.<>]{1,200}))?")
+_IPY_OLD_FILE = re.compile(
+    r"((?:/|[A-Za-z]:\\|~|<ipython-input-)\S{0,1000}) in (<[^<>]{1,80}>|[\w.]{1,200})(?:\(.*)?$"
+)
+#: Colab's copy of a frame's path: a Markdown link (``[/x/y.py](https://localhost:8080/#)``),
+#: and its note of the frames it folded (``2 frames``).
+_IPY_LINK = re.compile(r"\[([^\[\]]{1,1000})\]\(https?://[^()\s]{0,200}\)")
+_IPY_FOLDED = re.compile(r"\d{1,6} frames?$")
+_IPY_ARROW = re.compile(r"-{1,4}> ?(\d{1,9})(?: (.*))?$")
+_IPY_CONTEXT = re.compile(r"\s+\d{1,9}(?: |$)")
+
+
+def _ipython(record: _Record, s: str) -> list[str] | None:
+    """An IPython traceback's line as Python prints it (frames and source lines), ``[]`` for
+    a line Python has no counterpart for, ``None`` for a line to read as it is."""
+    st = s.strip()
+    if not st:
+        return None
+    if st.startswith("-----") and not st.strip("-"):
+        return []
+    if _IPY_HEADER.match(st) is not None:
+        return [_HEADER]
+    if record.state != _TB:
+        return None
+    if st[:1] == "[" and "](" in st:
+        st = _IPY_LINK.sub(r"\1", st, count=1)
+    if _IPY_FOLDED.match(st) is not None:
+        return []
+    found = _IPY_CELL.match(st)
+    if found is not None:
+        record.pending = None
+        function = found.group(3) or "<module>"
+        return [f'  File "<{found.group(1)}>", line {found.group(2)}, in {function}']
+    found = _IPY_FILE.match(st)
+    if found is not None:
+        record.pending = None
+        # IPython 8 names the function by its qualified name, Python by its own name
+        function = (found.group(3) or "<module>").rpartition(".")[2]
+        return [f'  File "{found.group(1)}", line {found.group(2)}, in {function}']
+    found = _IPY_ARROW.match(st)
+    if found is not None:
+        lines = []
+        if record.pending is not None:
+            path, function = record.pending
+            lines.append(f'  File "{path}", line {found.group(1)}, in {function}')
+            record.pending = None
+        code = (found.group(2) or "").strip()
+        if code:
+            lines.append("    " + code)
+        return lines
+    if s[:1] in " \t" and _IPY_CONTEXT.match(s) is not None:
+        return []  # a line around the current one
+    if st.startswith("[... skipping"):
+        return []
+    found = _IPY_OLD_FILE.match(st)
+    if found is not None and not st.startswith("File "):
+        record.pending = (found.group(1), found.group(2))
+        return []
+    return None
 
 
 class _Scanner:
@@ -821,6 +894,14 @@ class _Scanner:
                     self._close(record)
                     return False
                 content = content[indent:]
+            if record.ipython:
+                lines = _ipython(record, content)
+                if lines is not None:
+                    for line in lines:
+                        if not self._advance(record, line, lineno):
+                            self._close(record)
+                            return False
+                    return True
             if self._advance(record, content, lineno):
                 return True
             self._close(record)
@@ -934,6 +1015,7 @@ class _Scanner:
         first: str | None = None
         group = False
         wrapper = ""
+        ipython = False
         if index >= 0:
             before = content[:index]
             rest = content.lstrip()
@@ -948,6 +1030,9 @@ class _Scanner:
                 lead = before.strip()
                 if lead and self.needles and self._needle_in(lead):
                     wrapper = f"{lead} {_HEADER}"
+            elif _IPY_HEADER.match(content.strip()) is not None:
+                first = _HEADER
+                ipython = True
         elif _starts_group(content):
             first = content
             group = True
@@ -967,6 +1052,7 @@ class _Scanner:
                 first = "  " + first
             record.after_frame = first is content or first.startswith("  File")
             record.wrapper = wrapper
+            record.ipython = ipython
             held = self._held
             if held is not None and key == held[0] and lineno - held[1].end_line <= 2:
                 record.lead, self._held = held[1], None
