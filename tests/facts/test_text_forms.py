@@ -889,3 +889,29 @@ def test_an_ipython_traceback_reads_as_pythons(text: str) -> None:
     (python,) = scan_text(_PYTHON_FORM)
     assert found.kind == "traceback"
     assert found.facts == python.facts
+
+
+def test_a_quoted_paste_keeps_a_librarys_tag_and_loses_a_loggers_prefix() -> None:
+    """dev/834 and /701 quoted with ``> ``: the ``[sgl_kernel] CRITICAL: ...`` line under an
+    empty ``ImportError:`` is still its message, and LlamaFactory's ``name:lineno >> `` is
+    still peeled off a short paste's line."""
+
+    def quoted(text: str) -> str:
+        return "".join(f"> {line}\n" for line in text.splitlines())
+
+    kernel = (
+        "Traceback (most recent call last):\n"
+        '  File "/opt/.venv/lib/python3.12/site-packages/sgl_kernel/load_utils.py", line 188,'
+        " in _load_architecture_specific_ops\n"
+        "    raise ImportError(error_msg)\n"
+        "ImportError: \n"
+        "[sgl_kernel] CRITICAL: Could not load any common_ops library!\n"
+    )
+    assert scan_text(quoted(kernel))[0].facts == scan_text(kernel)[0].facts
+    assert "CRITICAL: Could not load" in scan_text(kernel)[0].facts.message
+    logged = (
+        "llamafactory.webui.common:162 >> Cannot open data/dataset_info.json due to Expecting"
+        " property name enclosed in double quotes: line 2 column 1 (char 17).\n"
+    )
+    (found,) = scan_text(quoted(logged))
+    assert found.facts.message.startswith("Cannot open data/dataset_info.json")

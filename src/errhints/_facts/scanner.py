@@ -592,6 +592,12 @@ class _Scanner:
         self.emitted += 1
         self.out.append(finding)
 
+    def _awaits_message(self, key: str, lineno: int, line: str, content: str) -> bool:
+        """Whether ``line``'s peeled prefix is only a library's tag (``[sgl_kernel]``) and the
+        open record of stream ``key`` waits for the message its error line left empty."""
+        waiting = self.records.get(key) if self.records else None
+        return waiting is not None and waiting.awaits_message(lineno) and _tag_only(line, content)
+
     def _needle_in(self, text: str) -> bool:
         return any(needle in text for needle in self.needles)
 
@@ -761,6 +767,9 @@ class _Scanner:
             for lineno, raw in enumerate(lines, 1):
                 raw = _unbarred(ANSI.sub("", raw)).translate(_CURLY)
                 key, content = peel(_MARKDOWN_HEADING.sub("", raw.strip(), count=1))
+                if content[:1] == ">":  # a ``> `` quote of a log record: its prefix inside
+                    more, content = peel(unwrap(content))
+                    key += more
                 content = unwrap(content).strip()
                 if key or content.partition(" ")[0] == "Killed":
                     records.add(lineno)
@@ -844,10 +853,8 @@ class _Scanner:
             raw = raw[len(self._indent) :]
         self._evidence(raw)
         key, content = peel(raw)
-        if key[:1] == "[" and self.records:
-            waiting = self.records.get("")
-            if waiting is not None and waiting.awaits_message(lineno) and _tag_only(raw, content):
-                key, content = "", raw  # ``[sgl_kernel] CRITICAL: ...`` under ``ImportError:``
+        if key[:1] == "[" and self._awaits_message("", lineno, raw, content):
+            key, content = "", raw  # ``[sgl_kernel] CRITICAL: ...`` under ``ImportError:``
         if (
             "TP" in key
             and "sglang" not in self.context
@@ -859,7 +866,10 @@ class _Scanner:
             quoted = content[:1] == ">"
             content = unwrap(content)
             if quoted:
+                unquoted = content
                 more, content = peel(content)
+                if more[:1] == "[" and self._awaits_message(key, lineno, unquoted, content):
+                    more, content = "", unquoted  # the same tag, in a ``> `` quote
                 key += more
         if content.endswith("cluster]"):
             content = RAY_REPEAT.sub("", content)
