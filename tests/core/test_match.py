@@ -1181,3 +1181,41 @@ def test_a_sentence_of_prose_with_a_sign_outside_ascii_is_still_read(tmp_path: P
         " (self.watchdog_timeout=300, self.soft=False). The logs as attachment"
     )
     assert [m[0] for m in _text_matches(index, line)] == ["sglang.watchdog"]
+
+
+def test_a_title_that_goes_on_after_the_error_fits_without_its_clause(tmp_path: Path) -> None:
+    """Issue titles go on after the error's words (``ValueError: Template x does not exist
+    when fine-tuning Qwen3``, ``KeyError: 'lm_head.weight' while loading``): the message is
+    also tried without its last clauses, a shape checked on what is left. An error line of a
+    traceback is never cut (its words are the program's)."""
+    index = make_index(
+        tmp_path,
+        {
+            "slug": "template",
+            "exception": '"ValueError"',
+            "template": '"Template {t} does not exist."',
+        },
+        {
+            "slug": "weight",
+            "exception": '"KeyError"',
+            "template": '"{name}"',
+            "extra": 'shape = "tensor-name"\n[[sites]]\n'
+            'path = "sglang/srt/models/qwen3.py"\nfunction = "Qwen3ForCausalLM.load_weights"\n',
+        },
+    )
+    title = "Template qwen9 does not exist when fine-tuning Qwen3, help"
+    assert _text_matches(index, title, frozenset({"sglang"}), "ValueError") == [
+        ("sglang.template", "strong", "template")
+    ]
+    key = "'model.layers.3.mlp.up_proj.weight' while loading the checkpoint"
+    assert _text_matches(index, key, frozenset({"sglang"}), "KeyError") == [
+        ("sglang.weight", "strong", "template")
+    ]
+    assert _text_matches(index, "'not a tensor name' while loading", frozenset({"sglang"})) == []
+    raised = ErrorFacts(
+        type_name="ValueError",
+        message=title,
+        frames=(frame("sglang/srt/x.py", "f"),),
+        has_stack=True,
+    )
+    assert [m.id for m in explain_facts(raised, index)] == []

@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from .._config import guard
@@ -149,6 +149,11 @@ def _distinctive(entry: Entry, message: str) -> bool:
     return entry.shape is not None and fits_shape(entry.shape, _unwrapped(message))
 
 
+def _shape_fits(entry: Entry, message: str) -> bool:
+    """Whether the message has the shape the entry's messages must have, if it names one."""
+    return entry.shape is None or fits_shape(entry.shape, _unwrapped(message))
+
+
 def _names_a_file(entry: Entry) -> bool:
     """Whether the template's literal text, or the shape its messages must have, names a
     file: the project's own words, not a sentence any program could print (``Undefined
@@ -214,23 +219,25 @@ class Index:
     #: Literal text of logged errors without an exception name, for the text scanner.
     log_needles: tuple[str, ...] = ()
 
-    def text_candidates(self, message: str) -> list[Entry]:
-        """Entries whose template could fit ``message`` (a superset, never a miss)."""
+    def text_candidates(self, message: str, heads: tuple[str, ...] = ()) -> list[Entry]:
+        """Entries whose template could fit ``message``, or one of its ``heads`` (the message
+        without a clause of prose after it), a superset, never a miss."""
         seen: dict[str, Entry] = {}  # by key: an entry and the views of what it carries
         for entry in self.by_head.get(_head_key(message), ()):
             seen[entry.key] = entry
         if (start := prose_lead(message)) > 0:  # ``...导致报错ChatGLM model is not supported``
             for entry in self.by_head.get(_head_key(message[start:]), ()):
                 seen[entry.key] = entry
-        for entry in self.by_tail.get(_tail_key(message), ()) if message else ():
-            seen[entry.key] = entry
+        for text in (message, *heads) if message else ():
+            for entry in self.by_tail.get(_tail_key(text), ()):
+                seen[entry.key] = entry
         if self.by_word:
             for word in _words(message):
                 for entry in self.by_word.get(word, ()):
                     seen[entry.key] = entry
             for shape in SHAPES:
                 key = _shape_key(shape)
-                if key in self.by_word and fits_shape(shape, message):
+                if key in self.by_word and any(fits_shape(shape, t) for t in (message, *heads)):
                     for entry in self.by_word.get(key, ()):
                         seen[entry.key] = entry
         return list(seen.values())
@@ -525,18 +532,27 @@ class _Matcher:
                     precise = True
                     self.embedded_in(entry, values, stack, packages, has_stack, depth)
         # 2. The template, on text alone (and context entries, with their frames).
-        for entry in self.index.text_candidates(message):
+        # an issue's title or a sentence goes on after the error: ``KeyError: 'x' when ...``
+        heads = () if facts.has_stack else _before_a_clause(message)
+        for entry in self.index.text_candidates(message, heads):
             if not _type_ok(entry, type_names) or self._sure_of(entry):
                 continue
             if not self._in_scope(entry, packages, has_stack, embedded):
                 continue
+            fitted = facts
             values = entry.template.match(message)
             if values is None:
                 values = entry.template.match_head(message)  # a paste cut mid-message
+            if heads and (values is None or not _shape_fits(entry, message)):
+                for head in heads:
+                    found = entry.template.match(head)
+                    if found is not None and _shape_fits(entry, head):
+                        values, fitted = found, replace(facts, message=head)
+                        break
             cut = values is None and _cut_start(entry, facts, message)
             if values is None and not cut:
                 continue
-            made = self._on_text(entry, facts, stack, packages, has_stack, embedded)
+            made = self._on_text(entry, fitted, stack, packages, has_stack, embedded)
             if made is None:
                 continue
             if cut and made.confidence == "exact":
@@ -846,6 +862,26 @@ def _said_errors(message: str) -> list[ErrorFacts]:
     if not said and (found := _NAME_NO_COLON.match(message)) is not None:
         said.append(ErrorFacts(type_name=found.group(1), message=message[found.end() :]))
     return said
+
+
+#: Where a title or a sentence goes on after the error's own words: a clause (``when ...``,
+#: ``while ...``, ``after ...``), a dash, a comma or a parenthesis.
+_CLAUSE = re.compile(
+    r"\s(?=(?:when|while|during|after|before|on|in|with|using|for|at|if|because|since|upon"
+    r"|from|via|whenever|and|but)\s)|\s(?=[-\u2013\u2014]\s)|(?<=\S)(?=[,;]\s)|\s(?=\()",
+    re.IGNORECASE,
+)
+#: How many of a message's clauses are taken off, the last first.
+_CLAUSE_TRIES = 3
+
+
+def _before_a_clause(message: str) -> tuple[str, ...]:
+    """The message without the words a title or a sentence goes on with after it, cut at
+    each of its last clauses (a cut that leaves fewer than 12 characters is not tried)."""
+    if len(message) > 512 or "\n" in message:
+        return ()
+    cuts = [found.start() for found in _CLAUSE.finditer(message)]
+    return tuple(message[:cut] for cut in reversed(cuts[-_CLAUSE_TRIES:]) if cut >= 12)
 
 
 #: A span of prose quoted in a bare line: double, single (after a space), curly or backticks.
