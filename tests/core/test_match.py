@@ -1185,9 +1185,10 @@ def test_a_sentence_of_prose_with_a_sign_outside_ascii_is_still_read(tmp_path: P
 
 def test_a_title_that_goes_on_after_the_error_fits_without_its_clause(tmp_path: Path) -> None:
     """Issue titles go on after the error's words (``ValueError: Template x does not exist
-    when fine-tuning Qwen3``, ``KeyError: 'lm_head.weight' while loading``): the message is
-    also tried without its last clauses, a shape checked on what is left. An error line of a
-    traceback is never cut (its words are the program's)."""
+    when fine-tuning Qwen3``, ``KeyError: 'lm_head.weight' while loading``) or start them in
+    lower case: the message is also tried without its last clauses, a shape checked on what
+    is left, and with its first letter in upper case. An error line of a traceback is never
+    changed (its words are the program's)."""
     index = make_index(
         tmp_path,
         {
@@ -1212,6 +1213,10 @@ def test_a_title_that_goes_on_after_the_error_fits_without_its_clause(tmp_path: 
         ("sglang.weight", "strong", "template")
     ]
     assert _text_matches(index, "'not a tensor name' while loading", frozenset({"sglang"})) == []
+    lower = "template qwen9 does not exist when fine-tuning Qwen3"
+    assert _text_matches(index, lower, frozenset({"sglang"})) == [
+        ("sglang.template", "strong", "template")
+    ]
     raised = ErrorFacts(
         type_name="ValueError",
         message=title,

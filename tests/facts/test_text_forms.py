@@ -915,3 +915,14 @@ def test_a_quoted_paste_keeps_a_librarys_tag_and_loses_a_loggers_prefix() -> Non
     )
     (found,) = scan_text(quoted(logged))
     assert found.facts.message.startswith("Cannot open data/dataset_info.json")
+
+
+def test_an_issue_title_as_a_page_shows_it_is_read_without_its_heading_marks() -> None:
+    """dev/726 as a Markdown heading (``# Exception: Capture cuda graph failed: ...``): the
+    marks are not part of the error line, even in a paste that shows an error form."""
+    title = "# Exception: Capture cuda graph failed: Could not run 'sgl_kernel::rmsnorm'\n"
+    (found,) = scan_text(title + "Traceback (most recent call last):\n")[:1]
+    assert (found.facts.type_name, found.facts.message) == (
+        "Exception",
+        "Capture cuda graph failed: Could not run 'sgl_kernel::rmsnorm'",
+    )

@@ -532,8 +532,14 @@ class _Matcher:
                     precise = True
                     self.embedded_in(entry, values, stack, packages, has_stack, depth)
         # 2. The template, on text alone (and context entries, with their frames).
-        # an issue's title or a sentence goes on after the error: ``KeyError: 'x' when ...``
-        heads = () if facts.has_stack else _before_a_clause(message)
+        # an issue's title or a sentence goes on after the error: ``KeyError: 'x' when ...``,
+        # or starts it in lower case: ``template qwen9 does not exist``
+        heads: tuple[str, ...] = ()
+        if not facts.has_stack:
+            heads = _before_a_clause(message)
+            if message[:1].islower():
+                upper = message[:1].upper() + message[1:]
+                heads = (upper, *_before_a_clause(upper), *heads)
         for entry in self.index.text_candidates(message, heads):
             if not _type_ok(entry, type_names) or self._sure_of(entry):
                 continue

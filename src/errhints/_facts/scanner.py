@@ -852,6 +852,8 @@ class _Scanner:
         if self._indent and raw.startswith(self._indent):
             raw = raw[len(self._indent) :]
         self._evidence(raw)
+        if raw[:1] == "#":
+            raw = _MARKDOWN_HEADING.sub("", raw, count=1)  # an issue's title, as a page shows it
         key, content = peel(raw)
         if key[:1] == "[" and self._awaits_message("", lineno, raw, content):
             key, content = "", raw  # ``[sgl_kernel] CRITICAL: ...`` under ``ImportError:``
