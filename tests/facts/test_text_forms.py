@@ -787,13 +787,18 @@ def test_sglang_jax_in_view_keeps_sglangs_entries_weak() -> None:
             lambda t: t.replace("&", "&amp;").replace('"', "&quot;").replace("'", "&#39;"),
             id="html-entities",
         ),
+        pytest.param(
+            lambda t: t.replace("'", "&#x27;").replace("<", "&lt;"), id="html-entities-no-quot"
+        ),
+        pytest.param(lambda t: "\ufeff" + t, id="byte-order-mark"),
     ],
 )
 def test_a_traceback_copied_from_a_web_page_reads_as_the_original(
     copy: Callable[[str], str],
 ) -> None:
     """A copy of a rendered page indents with no-break spaces; a copy of its source keeps
-    the quotes as entities (``File &quot;...&quot;``): both read as the traceback itself."""
+    the quotes as entities (``File &quot;...&quot;``); a file saved on Windows starts with a
+    byte-order mark: each reads as the traceback itself."""
     text = (
         '  File "/usr/lib/python3.10/site-packages/llamafactory/data/template.py", line 9,'
         " in get_template_and_fix_tokenizer\n"

@@ -644,9 +644,9 @@ class _Scanner:
         A block copied from a page's source has its quotes back (``File &quot;x.py&quot;``).
         """
         if isinstance(text, bytes):
-            if b"&quot;" in text or b"&#39;" in text:
+            if b"&" in text and _ENTITY_B.search(text) is not None:
                 text = _ENTITY_B.sub(lambda m: _ENTITIES_B[m.group()], text)
-        elif "&quot;" in text or "&#39;" in text:
+        elif "&" in text and _ENTITY.search(text) is not None:
             text = _ENTITY.sub(lambda m: _ENTITIES[m.group()], text)
         if self._opening is not None:
             self._remember(text.decode("utf-8", "replace") if isinstance(text, bytes) else text)
@@ -765,7 +765,7 @@ class _Scanner:
             records: set[int] = set()  # lines a log prefix or the shell's ``Killed`` starts
             inside = False
             for lineno, raw in enumerate(lines, 1):
-                raw = _unbarred(ANSI.sub("", raw)).translate(_CURLY)
+                raw = _unbarred(ANSI.sub("", raw)).translate(_CURLY).lstrip("\ufeff")
                 key, content = peel(_MARKDOWN_HEADING.sub("", raw.strip(), count=1))
                 if content[:1] == ">":  # a ``> `` quote of a log record: its prefix inside
                     more, content = peel(unwrap(content))
@@ -835,6 +835,8 @@ class _Scanner:
     def _line(self, raw: str, lineno: int) -> None:
         if not self.records and not worth_a_look(raw) and not self._needle_in(raw):
             return  # e.g. a lowercase "error" in an ordinary line: nothing can start here
+        if raw[:1] == "\ufeff":
+            raw = raw[1:]  # a byte-order mark: a file saved on Windows
         if raw.endswith("\r"):
             raw = raw.rstrip("\r")
         if "\r" in raw:
