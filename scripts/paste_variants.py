@@ -68,6 +68,7 @@ PASTE_WAYS: dict[str, Way] = {
     ),
     "killed-after": lambda t: t.rstrip("\n") + "\nKilled\n",
     "prose-before": lambda t: "运行时报错如下：\n" + t,
+    "one-paragraph": lambda t: " ".join(t.split()) + "\n",
 }
 
 

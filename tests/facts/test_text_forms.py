@@ -931,3 +931,25 @@ def test_an_issue_title_as_a_page_shows_it_is_read_without_its_heading_marks() -
         "Exception",
         "Capture cuda graph failed: Could not run 'sgl_kernel::rmsnorm'",
     )
+
+
+def test_a_record_glued_after_a_terminals_padding_is_a_line_of_its_own() -> None:
+    """dev/649: a terminal padded each record to its width, and the copy lost some line
+    breaks, so a record follows another on one line after the spaces: each is read as a
+    line of its own, and the traceback reads as if nothing were glued."""
+    pad = " " * 40
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "<frozen runpy>", line 88, in _run_code',
+        '  File "/x/site-packages/sglang/api.py", line 39, in Runtime',
+        "    return Runtime(*args, **kwargs)",
+        "ValueError: Template qwen9 does not exist.",
+    ]
+    prefix = "2024-06-02 00:26:10 | ERROR | stderr | "
+    plain = "".join(f"{prefix}{line}\n" for line in lines)
+    glued = (
+        f"{prefix}{lines[0]}\n{prefix}{lines[1]}{pad}{prefix}{lines[2]}\n"
+        f"{prefix}{lines[3]}{pad}{prefix}{lines[4]}\n"
+    )
+    assert [f.facts for f in scan_text(glued)] == [f.facts for f in scan_text(plain)]
+    assert scan_text(plain)[0].facts.frames[-1].function == "Runtime"

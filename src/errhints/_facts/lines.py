@@ -78,6 +78,7 @@ _TOKEN = re.compile(
     r"|(?P<name>[\w.-]{1,120})(?= - " + _LEVELS + r" - )"
     r"|(?P<logger>[A-Za-z_]\w{0,60}(?:\.\w{1,60}){1,12})(?= - )"
     r"|(?P<sep>[-|])(?= )"
+    r"|(?P<field>[\w.-]{1,60})(?= \|(?: |$))"
     r"|(?P<compose>[A-Za-z0-9][\w.-]{0,80} {1,40}\|)(?= |$)"
     r"|(?P<syslog>(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d"
     r" [\w.-]{1,100} [\w./@-]{1,100}(?:\[\d{1,10}\])?:)(?= |$)"
@@ -321,6 +322,8 @@ def peel(line: str) -> tuple[str, str]:
             break  # ``- WARNING - name - message``: the head of a cut-off line is peeled
         if kind == "logger" and (not keys or keys[-1] != "-"):
             break  # a logger name only after ``LEVEL - ``
+        if kind == "field" and (not keys or keys[-1] != "|"):
+            break  # a column between bars only after one (``T | ERROR | stderr | ``)
         if kind == "sep" and keys and keys[-1] == "-":
             break
         if kind in ("ts", "glog"):

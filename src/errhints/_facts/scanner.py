@@ -136,6 +136,11 @@ _OPENING_CHARS = 4096
 
 _OPENING_LINES = 3
 
+#: The spaces a terminal padded a line with, up to its width: a record glued after them is
+#: a line of its own (``... in _run_code      2024-06-02 00:26:10 | ERROR | ...``).
+_PADDING = " " * 8
+_GLUED_RECORD = re.compile(r"(?<=\S) {8,}(?=\S)")
+
 #: A Markdown heading's marks (an issue's title as a page shows it: ``# ...``).
 _MARKDOWN_HEADING = re.compile(r"^#{1,6}[ \t]+")
 
@@ -857,6 +862,15 @@ class _Scanner:
         if raw[:1] == "#":
             raw = _MARKDOWN_HEADING.sub("", raw, count=1)  # an issue's title, as a page shows it
         key, content = peel(raw)
+        if "T" in key and _PADDING in content:
+            glued = _GLUED_RECORD.search(content)
+            if glued is not None and peel(content[glued.end() :])[0] == key:
+                # a terminal padded a record to its width and the next one follows on the
+                # same line (a copy that lost the line break): two lines
+                cut = len(raw) - len(content)
+                self._line(raw[: cut + glued.start()], lineno)
+                self._line(raw[cut + glued.end() :], lineno)
+                return
         if key[:1] == "[" and self._awaits_message("", lineno, raw, content):
             key, content = "", raw  # ``[sgl_kernel] CRITICAL: ...`` under ``ImportError:``
         if (
