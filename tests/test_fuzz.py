@@ -458,3 +458,29 @@ def test_scan_time_is_linear(name: str, extra: list[str]) -> None:
         best_time(lambda: _scan.scan_text(large), 2),
         f"scan_text on {name!r}",
     )
+
+
+#: One long line each, built to make a per-line rule go quadratic: a reflowed traceback's
+#: frame followed by white space, frames without end, a record glued after padding.
+LONG_LINES = {
+    "reflowed, spaces": lambda n: (
+        'Traceback (most recent call last): File "/x.py", line 3, in f' + " " * n
+    ),
+    "reflowed, frames": lambda n: 'File "/x.py", line 3, in f a ' + 'File "' * (n // 6),
+    "reflowed, words": lambda n: 'File "/x.py", line 3, in f ' + "a." * (n // 2),
+    "padded glue": lambda n: "2024-06-02 00:26:10 | ERROR | x |" + (" " * 9 + "y") * (n // 10),
+    "said errors": lambda n: "a error: " * (n // 9),
+}
+
+
+@needs_scan
+@pytest.mark.parametrize("name", sorted(LONG_LINES))
+def test_scan_time_is_linear_in_a_lines_length(name: str) -> None:
+    """A line ten times longer (below the cut at MAX_LINE) costs about ten times as much."""
+    make = LONG_LINES[name]
+    small, large = make(6_000) + "\n", make(60_000) + "\n"
+    assert_linear(
+        best_time(lambda: _scan.scan_text(small), 5),
+        best_time(lambda: _scan.scan_text(large), 5),
+        f"scan_text on {name!r}",
+    )

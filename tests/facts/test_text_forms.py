@@ -953,3 +953,28 @@ def test_a_record_glued_after_a_terminals_padding_is_a_line_of_its_own() -> None
     )
     assert [f.facts for f in scan_text(glued)] == [f.facts for f in scan_text(plain)]
     assert scan_text(plain)[0].facts.frames[-1].function == "Runtime"
+
+
+@pytest.mark.parametrize("header", [True, False], ids=["whole", "mid-stack"])
+def test_a_traceback_reflowed_into_one_paragraph_reads_as_its_lines(header: bool) -> None:
+    """A traceback pasted where line breaks are lost (a forum's paragraph, a title; dev/437
+    holds one): its header, frames, separators, source lines and error line are found again
+    in the one line, and read as the traceback Python printed."""
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/x/llamafactory/hparams/parser.py", line 57, in _parse_args\n'
+        "    return parser.parse_dict(args)\n"
+        "           ^^^^^^^^^^^^^^^^^^^^^^^\n"
+        '  File "/x/transformers/hf_argparser.py", line 377, in parse_dict\n'
+        '    raise ValueError(f"Some keys are not used by the HfArgumentParser: {sorted(k)}")\n'
+        "ValueError: Some keys are not used by the HfArgumentParser: ['flash_attn2']\n"
+    )
+    if not header:
+        text = text.split("\n", 1)[1]
+    (whole,) = scan_text(text)
+    (reflowed,) = scan_text(" ".join(text.split()) + "\n")
+    assert reflowed.facts.type_name == whole.facts.type_name == "ValueError"
+    assert reflowed.facts.message == whole.facts.message
+    assert [(f.path, f.function, f.line) for f in reflowed.facts.frames] == [
+        (f.path, f.function, f.line) for f in whole.facts.frames
+    ]

@@ -554,6 +554,66 @@ def _ipython(record: _Record, s: str) -> list[str] | None:
     return None
 
 
+#: Where a traceback whose line breaks were lost (a paste reflowed into one paragraph)
+#: breaks again: before its header, each frame and each chain separator.
+_FOLD_BREAK = re.compile(
+    r"(?=Traceback \(most recent call last\):|File \"[^\"\n]{1,1000}\", line \d"
+    + "".join(f"|{re.escape(sep)}" for sep in SEPARATORS)
+    + ")"
+)
+_FOLDED_FRAME = re.compile(
+    r'File "([^"\n]{1,1000})", line (\d{1,9}), in (<[^<>\n]{1,200}>|\S{1,300})\s*(.*)'
+)
+#: The error line after the last frame's source line, in a reflowed traceback.
+_FOLDED_ERROR = re.compile(
+    r"(?:^|(?<=\s))([A-Za-z_][\w.]{0,200}(?:Error|Exception|Warning|Exit|Interrupt|Failure)"
+    r"|KeyboardInterrupt|StopIteration)(?=:\s|:?$)"
+)
+_CARETS = re.compile(r"(?:^|\s)[~^]{2,}(?=\s|$)")
+
+
+def _folded(content: str) -> bool:
+    """Whether a line holds a traceback reflowed into it: its header and a frame, or a frame
+    and words after the function's name (a frame line never goes on)."""
+    at = content.find(HEADER_CORE)
+    if at >= 0:
+        return content.find('File "', at) > 0
+    if 'File "' not in content[:40]:
+        return False
+    frame = _FOLDED_FRAME.match(content.lstrip())
+    return frame is not None and bool(frame.group(4))
+
+
+def _unfolded(text: str) -> list[str]:
+    """A traceback reflowed into one line, as the lines Python printed: the header, each
+    frame and its source line, the separators, and the error line after the last frame."""
+    pieces = [piece for piece in _FOLD_BREAK.split(text) if piece.strip()]
+    lines: list[str] = []
+    for i, piece in enumerate(pieces):
+        piece = piece.strip()
+        frame = _FOLDED_FRAME.match(piece)
+        if frame is None:
+            for head in (_HEADER, *SEPARATORS):
+                if piece.startswith(head):
+                    lines.append(head)
+                    piece = piece[len(head) :].strip()
+                    break
+            if piece:
+                lines.append(piece)
+            continue
+        path, number, function, rest = frame.groups()
+        lines.append(f'  File "{path}", line {number}, in {function}')
+        rest = _CARETS.sub("", rest).strip()
+        last = i + 1 == len(pieces) or _FOLDED_FRAME.match(pieces[i + 1].strip()) is None
+        error = _FOLDED_ERROR.search(rest) if last else None
+        source = rest[: error.start()].strip() if error is not None else rest
+        if source:
+            lines.append("    " + source)
+        if error is not None:
+            lines.append(rest[error.start() :])
+    return lines
+
+
 class _Scanner:
     """The state machine: feed it lines (or blocks of lines), collect :class:`Finding`."""
 
@@ -871,6 +931,10 @@ class _Scanner:
                 self._line(raw[: cut + glued.start()], lineno)
                 self._line(raw[cut + glued.end() :], lineno)
                 return
+        if _folded(content):
+            for line in _unfolded(content[max(0, content.find(HEADER_CORE)) :]):
+                self._line(line, lineno)  # a traceback reflowed into one line
+            return
         if key[:1] == "[" and self._awaits_message("", lineno, raw, content):
             key, content = "", raw  # ``[sgl_kernel] CRITICAL: ...`` under ``ImportError:``
         if (
