@@ -79,7 +79,7 @@ _TOKEN = re.compile(
     r"|(?P<logger>[A-Za-z_]\w{0,60}(?:\.\w{1,60}){1,12})(?= - )"
     r"|(?P<sep>[-|])(?= )"
     r"|(?P<field>[\w.-]{1,60})(?= \|(?: |$))"
-    r"|(?P<compose>[A-Za-z0-9][\w.-]{0,80} {1,40}\|)(?= |$)"
+    r"|(?P<compose>[A-Za-z][\w.-]{0,80}[-_]\d{1,3} {1,40}\|)(?= |$)"  # ``sglang-1  |``
     r"|(?P<syslog>(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d"
     r" [\w.-]{1,100} [\w./@-]{1,100}(?:\[\d{1,10}\])?:)(?= |$)"
     r"|(?P<label>\d{1,5}:)(?= )"
