@@ -884,12 +884,17 @@ NOTE: If your import is failing due to a missing package, you can
 """
 
 
-@pytest.mark.parametrize("text", [_IPYTHON7, _COLAB], ids=["ipython7", "colab"])
+@pytest.mark.parametrize(
+    "text",
+    [_IPYTHON7, _COLAB, "".join(f"    {line}\n" for line in _IPYTHON7.splitlines())],
+    ids=["ipython7", "colab", "ipython7-indented"],
+)
 def test_an_ipython_traceback_reads_as_pythons(text: str) -> None:
     """IPython's older form names a frame by its path and function and its line by the
     arrow (``---> 50``); Colab's page copies each path as a Markdown link and folds frames
-    (``1 frames``). Each reads as the traceback Python would print (the live form, IPython 8
-    and later, is checked in a real shell: ``tests/doors/test_ipython.py``)."""
+    (``1 frames``); a Markdown code block indents it. Each reads as the traceback Python would
+    print (the live form, IPython 8 and later, is checked in a real shell:
+    ``tests/doors/test_ipython.py``)."""
     (found,) = scan_text(text)
     (python,) = scan_text(_PYTHON_FORM)
     assert found.kind == "traceback"

@@ -450,7 +450,12 @@ def _paste_indent(first: str) -> str:
     indent = first[: len(first) - len(rest)]
     if len(indent) < 4 and "\t" not in indent:
         return ""
-    if rest.startswith(("[", ">", "```", _HEADER)) or rest[:1].isdigit() or starts_exception(rest):
+    if (
+        rest.startswith(("[", ">", "```", _HEADER))
+        or rest[:1].isdigit()
+        or starts_exception(rest)
+        or _IPY_HEADER.match(rest) is not None
+    ):
         return indent
     return ""
 
