@@ -13,7 +13,7 @@ import re
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import IO, AnyStr, Literal
+from typing import IO, AnyStr, Literal, overload
 
 from .bodies import embedded_errors
 from .lines import (
@@ -129,6 +129,24 @@ _ENTITIES = {
 }
 _ENTITY_B = re.compile(_ENTITY.pattern.encode())
 _ENTITIES_B = {k.encode(): v.encode() for k, v in _ENTITIES.items()}
+
+
+@overload
+def _unescaped(text: str) -> str: ...
+@overload
+def _unescaped(text: bytes) -> bytes: ...
+@overload
+def _unescaped(text: str | bytes) -> str | bytes: ...
+def _unescaped(text: str | bytes) -> str | bytes:
+    """``text`` with the HTML entities of ``_ENTITIES`` turned back into their characters
+    (once: ``&amp;quot;`` becomes ``&quot;``)."""
+    if isinstance(text, bytes):
+        if b"&" in text and _ENTITY_B.search(text) is not None:
+            return _ENTITY_B.sub(lambda m: _ENTITIES_B[m.group()], text)
+    elif "&" in text and _ENTITY.search(text) is not None:
+        return _ENTITY.sub(lambda m: _ENTITIES[m.group()], text)
+    return text
+
 
 #: A paste this short (characters, non-blank lines) that shows no error form at all is read
 #: as one bare message per line.
@@ -676,6 +694,8 @@ class _Scanner:
     def feed_line(self, raw: str) -> None:
         """One line without its newline; the fast path is a few ``in`` checks."""
         self.lineno += 1
+        if "&" in raw:
+            raw = _unescaped(raw)  # as ``feed_block`` does for a block
         if (
             not self.records
             and self._cut is None
@@ -713,11 +733,7 @@ class _Scanner:
         invalid sequences replaced): a newline byte never occurs inside a UTF-8 sequence.
         A block copied from a page's source has its quotes back (``File &quot;x.py&quot;``).
         """
-        if isinstance(text, bytes):
-            if b"&" in text and _ENTITY_B.search(text) is not None:
-                text = _ENTITY_B.sub(lambda m: _ENTITIES_B[m.group()], text)
-        elif "&" in text and _ENTITY.search(text) is not None:
-            text = _ENTITY.sub(lambda m: _ENTITIES[m.group()], text)
+        text = _unescaped(text)
         if self._opening is not None:
             self._remember(text.decode("utf-8", "replace") if isinstance(text, bytes) else text)
         if self._evidence_left > 0:
@@ -917,8 +933,6 @@ class _Scanner:
             raw = _unbarred(raw)
         if "\u2019" in raw or "\u201c" in raw or "\u00a0" in raw:
             raw = raw.translate(_CURLY)
-        if "&" in raw:
-            raw = _ENTITY.sub(lambda m: _ENTITIES[m.group()], raw)
         if self._indent is None and raw.strip():
             self._indent = _paste_indent(raw)
         if self._indent and raw.startswith(self._indent):
