@@ -470,6 +470,10 @@ LONG_LINES = {
     "reflowed, words": lambda n: 'File "/x.py", line 3, in f ' + "a." * (n // 2),
     "padded glue": lambda n: "2024-06-02 00:26:10 | ERROR | x |" + (" " * 9 + "y") * (n // 10),
     "said errors": lambda n: "a error: " * (n // 9),
+    "run together, prefixes": lambda n: "[rank1]: x " * (n // 11),
+    "run together, prefixes alone": lambda n: "[rank1]: " * (n // 9),
+    "run together, records": lambda n: "ERROR 2025-04-07T19:13:52Z KeyError: 'a' " * (n // 41),
+    "run together, bars": lambda n: "a 1%| " * (n // 6),
 }
 
 

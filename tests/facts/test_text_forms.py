@@ -983,3 +983,81 @@ def test_a_traceback_reflowed_into_one_paragraph_reads_as_its_lines(header: bool
     assert [(f.path, f.function, f.line) for f in reflowed.facts.frames] == [
         (f.path, f.function, f.line) for f in whole.facts.frames
     ]
+
+
+#: Logs whose line breaks a copy lost, each the shape of a development paste: torchrun's rank
+#: prefix with glog lines after the error (dev/071), a GCP log's level and time (dev/334), a
+#: message above an SGLang record and a traceback (dev/190), an error line above a traceback
+#: (dev/124), tqdm bars before a rank's NCCL record (dev/041).
+RUN_TOGETHER = {
+    "rank-prefix-then-glog": (
+        '[rank2]: File "/x/llamafactory/data/template.py", line 547, in get_template\n'
+        '[rank2]:     raise ValueError(f"Template {data_args.template} does not exist.")\n'
+        "[rank2]: ValueError: Template qwen3 does not exist.\n"
+        "W0429 11:19:48.007000 140541977510912 torch/distributed/elastic/multiprocessing/api.py:858]"
+        " Sending process 122719 closing signal SIGTERM\n"
+        "W0429 11:19:48.007000 140541977510912 torch/distributed/elastic/multiprocessing/api.py:858]"
+        " Sending process 122720 closing signal SIGTERM\n"
+    ),
+    "level-and-time": (
+        "ERROR 2025-04-07T19:13:52.317869663Z KeyError: 'model.layers.55.mlp.input_scale'\n"
+        "ERROR 2025-04-07T19:13:52.317867517Z param = params_dict[name]\n"
+        'ERROR 2025-04-07T19:13:52.317865848Z File "/w/sglang/srt/models/llama.py", line 508,'
+        " in load_weights\n"
+    ),
+    "message-record-traceback": (
+        "zmq.error.ZMQError: Operation cannot be accomplished in current state\n"
+        "[12-24 06:00:17] Error receiving requests in scheduler event loop: Operation cannot be"
+        " accomplished in current state\n"
+        "Traceback (most recent call last):\n"
+        '  File "/v/sglang/multimodal_gen/runtime/managers/scheduler.py", line 163, in event_loop\n'
+        "    reqs = self.recv_reqs()\n"
+        '  File "/v/zmq/sugar/socket.py", line 989, in recv_pyobj\n'
+        "    msg = self.recv(flags)\n"
+    ),
+    "bars-then-rank": (
+        "{'loss': 0.8533, 'grad_norm': 4.869833469390869, 'epoch': 0.16}\n"
+        "  2%|▏         | 10/620 [00:52<50:17,  4.95s/it]\n"
+        "  2%|▏         | 11/620 [00:57<49:56,  4.92s/it]\n"
+        "[rank0]:[E1123 00:52:57.664949121 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught"
+        " collective operation timeout: WorkNCCL(SeqNum=1516, OpType=ALLREDUCE) ran for 600017"
+        " milliseconds before timing out.\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("text", list(RUN_TOGETHER.values()), ids=list(RUN_TOGETHER))
+def test_a_log_whose_line_breaks_were_lost_reads_as_its_lines(text: str) -> None:
+    """A log copied into one paragraph: each record starts again where its prefix (a rank's,
+    a glog header, a level and a time, SGLang's time, a traceback's header, a bar) shows,
+    and the errors read as in the log with its line breaks."""
+
+    def errors(found: str) -> list[tuple[str, str]]:
+        return [(f.facts.type_name, f.facts.message) for f in scan_text(found) if f.facts.message]
+
+    assert errors(" ".join(text.split()) + "\n") == errors(text) != []
+
+
+def test_a_line_with_one_time_in_its_message_is_not_cut() -> None:
+    """One record start inside an ordinary line (a time the message quotes) is no run-on."""
+    line = (
+        "ValueError: the checkpoint saved at 2025-06-11 09:30:02 by an older release does not"
+        " match this model's config; re-save it with the release that trained it, or convert"
+        " it first.\n"
+    )
+    assert only(line).message == line.split(": ", 1)[1].strip()
+
+
+def test_an_error_line_and_its_traceback_in_one_paragraph() -> None:
+    """dev/124's shape: a logged error line, then the traceback, in one paragraph: the error
+    line is still read (it was dropped when only the traceback was unfolded)."""
+    text = (
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 136.00 MiB."
+        " Traceback (most recent call last):"
+        ' File "src/train_bash.py", line 14, in <module> main()'
+        ' File "/r/LLaMA-Factory/src/llmtuner/train/tuner.py", line 28, in run_exp run_rm()\n'
+    )
+    found = [(f.facts.type_name, f.facts.message) for f in scan_text(text)]
+    assert ("torch.cuda.OutOfMemoryError", "CUDA out of memory. Tried to allocate 136.00 MiB.") in (
+        found
+    )

@@ -159,6 +159,83 @@ _OPENING_LINES = 3
 _PADDING = " " * 8
 _GLUED_RECORD = re.compile(r"(?<=\S) {8,}(?=\S)")
 
+#: Where a log record starts inside a line whose line breaks were lost (a log copied into one
+#: paragraph, or a title that runs on into the log), by kind: a rank's prefix, a glog header,
+#: a timestamp that opens a record (after a level, or in SGLang's brackets), a Ray worker's
+#: prefix, LlamaFactory's ``[INFO|``, vLLM's ``INFO 03-06 10:05:08``, a C++ backtrace's
+#: ``frame #3:``, a traceback's header or chain separator, and tqdm's bar. Only starts after
+#: a space or a closing bracket count.
+_RUN_ON = re.compile(
+    r"(?<=[\s\])])(?:"
+    r"(?P<rank>\[rank\d{1,6}\]:)"
+    r"|(?P<glog>\[?[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{1,9} )"
+    r"|(?P<time>(?:(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL) )?"
+    r"\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d"
+    r"|\[\d\d-\d\d \d\d:\d\d:\d\d)"
+    r"|(?P<frame>frame #\d{1,4}: )"
+    r"|(?P<tb>Traceback \(most recent call last\):|During handling of the above exception"
+    r"|The above exception was the direct cause)"
+    r"|(?P<ray>\([\w.:-]{0,80} ?pid=\d{1,10})"
+    r"|(?P<lf>\[(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)\|)"
+    r"|(?P<vllm>(?:INFO|WARNING|ERROR|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d )"
+    r"|(?P<bar>\d{1,3}%\|)"
+    r")"
+)
+
+#: Lines shorter than this are never read as records run together, unless a bar is in them.
+_RUN_ON_CHARS = 160
+
+#: A traceback's header followed, on the same line, by a frame: a traceback reflowed.
+_HEADER_THEN_FRAME = re.compile(r"\):? {0,4}`{0,3} {0,4}File \"")
+
+#: Longer than any stack of log prefixes that ``peel`` takes off.
+_PREFIX_SPAN = 2048
+
+#: A progress bar's label alone (``Running tokenizer on dataset: ``).
+_BAR_LABEL = re.compile(r"\s{0,8}[\w .:/-]{0,80}: {0,2}")
+
+
+def _run_together(raw: str) -> list[str] | None:
+    """The records of a line whose line breaks were lost, or ``None`` if it is one record.
+
+    A line is records run together when one kind of record start shows twice after its own
+    prefix (two ranks' lines, two times), when a traceback's header runs on into its frames,
+    or when a progress bar follows other words. A line with one of each kind is one record
+    under a stack of prefixes (Ray's ``(SGLangEngine pid=...)`` before SGLang's ``[... TP7]``
+    before its ``Scheduler hit an exception: Traceback ...``). A piece that holds nothing but
+    a log prefix, or a bar's label, stays with the next one."""
+    skip = len(raw) - len(peel(raw)[1])
+    starts: list[int] = []
+    kinds: set[str] = set()
+    run_on = False
+    for m in _RUN_ON.finditer(raw, skip):
+        kind = m.lastgroup or ""
+        run_on = (
+            run_on
+            or kind in kinds
+            or kind == "bar"
+            or (kind == "tb" and _HEADER_THEN_FRAME.match(raw, m.end() - 2) is not None)
+        )
+        kinds.add(kind)
+        starts.append(m.start())
+    if not run_on:
+        return None
+    pieces: list[str] = []
+    begin = 0
+    for at in (*starts, len(raw)):
+        if at - begin < _PREFIX_SPAN:  # longer is never a prefix or a label alone
+            piece = raw[begin:at]
+            if not peel(piece)[1].strip() or (
+                _BAR_LABEL.fullmatch(piece) is not None and _PROGRESS.match(raw, at) is not None
+            ):
+                continue  # a prefix alone, or a bar's label: it opens the next piece
+        pieces.append(raw[begin:at].rstrip())
+        begin = at
+    if begin < len(raw):
+        pieces.append(raw[begin:])
+    return pieces if len(pieces) > 1 else None
+
+
 #: A Markdown heading's marks (an issue's title as a page shows it: ``# ...``).
 _MARKDOWN_HEADING = re.compile(r"^#{1,6}[ \t]+")
 
@@ -603,8 +680,15 @@ def _folded(content: str) -> bool:
         return content.find('File "', at) > 0
     if 'File "' not in content[:40]:
         return False
-    frame = _FOLDED_FRAME.match(content.lstrip())
+    frame = _FOLDED_FRAME.match(content.lstrip(" \t`"))  # a code fence's marks before it
     return frame is not None and bool(frame.group(4))
+
+
+def _fold_start(content: str) -> int:
+    """Where a reflowed traceback starts in a line: its header, or its first frame when the
+    paste begins mid-stack."""
+    found = _FOLD_BREAK.search(content)
+    return found.start() if found is not None else 0
 
 
 def _unfolded(text: str) -> list[str]:
@@ -918,7 +1002,7 @@ class _Scanner:
             self._emit(self._held[1])
             self._held = None
 
-    def _line(self, raw: str, lineno: int) -> None:
+    def _line(self, raw: str, lineno: int, whole: bool = True) -> None:
         if not self.records and not worth_a_look(raw) and not self._needle_in(raw):
             return  # e.g. a lowercase "error" in an ordinary line: nothing can start here
         if raw[:1] == "\ufeff":
@@ -937,6 +1021,12 @@ class _Scanner:
             self._indent = _paste_indent(raw)
         if self._indent and raw.startswith(self._indent):
             raw = raw[len(self._indent) :]
+        if whole and (len(raw) >= _RUN_ON_CHARS or "%|" in raw):
+            pieces = _run_together(raw)
+            if pieces is not None:
+                for piece in pieces:
+                    self._line(piece, lineno, whole=False)  # a log copied into one paragraph
+                return
         self._evidence(raw)
         if raw[:1] == "#":
             raw = _MARKDOWN_HEADING.sub("", raw, count=1)  # an issue's title, as a page shows it
@@ -951,8 +1041,11 @@ class _Scanner:
                 self._line(raw[cut + glued.end() :], lineno)
                 return
         if _folded(content):
-            for line in _unfolded(content[max(0, content.find(HEADER_CORE)) :]):
-                self._line(line, lineno)  # a traceback reflowed into one line
+            at = _fold_start(content)
+            if content[:at].strip():
+                self._line(content[:at].rstrip(), lineno, whole=False)  # what came before it
+            for line in _unfolded(content[at:]):
+                self._line(line, lineno, whole=False)  # a traceback reflowed into one line
             return
         if key[:1] == "[" and self._awaits_message("", lineno, raw, content):
             key, content = "", raw  # ``[sgl_kernel] CRITICAL: ...`` under ``ImportError:``
