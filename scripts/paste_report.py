@@ -118,6 +118,7 @@ BATCHES = {
     "eleventh": (820, 911),
     "twelfth": (912, 963),
     "thirteenth": (964, 1071),
+    "fourteenth": (1072, 1106),
 }
 
 
