@@ -1061,3 +1061,44 @@ def test_an_error_line_and_its_traceback_in_one_paragraph() -> None:
     assert ("torch.cuda.OutOfMemoryError", "CUDA out of memory. Tried to allocate 136.00 MiB.") in (
         found
     )
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        "2025-12-18T08:24:02.431Z (SGLangEngine pid=3111) ",
+        "[2025-12-18T16:24:02+08:00] leihaodi-qwen3-8b-rl-eagle3-20251218-162008s-3da56-cfcd2"
+        " >> (SGLangEngine pid=3111) ",
+    ],
+    ids=["kubectl-and-ray", "pod-name-and-ray"],
+)
+def test_a_stack_of_prefixes_on_each_line_is_not_records_run_together(prefix: str) -> None:
+    """dev/907: a time, a pod's name and Ray's worker prefix before SGLang's own prefix and
+    its ``Scheduler hit an exception: Traceback ...``, on every line: each line is one record
+    (two times and a header in it are a stack of prefixes, not records run together)."""
+    lines = [
+        "[2025-12-18 08:24:01 TP7] Scheduler hit an exception: Traceback (most recent call last):",
+        '  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 2683,'
+        " in run_scheduler_process",
+        "    scheduler.event_loop_normal()",
+        "ValueError: Template qwen9 does not exist.",
+    ]
+    text = "".join(prefix + line + "\n" for line in lines)
+    (found,) = [f for f in scan_text(text) if f.facts.type_name]
+    assert (found.facts.type_name, found.facts.message) == (
+        "ValueError",
+        "Template qwen9 does not exist.",
+    )
+    if "leihaodi" not in prefix:  # a pod's name before Ray's prefix is not peeled (yet)
+        assert found.facts.frames[0].function == "run_scheduler_process"
+
+
+def test_a_rank_prefix_repeated_inside_one_line_is_two_records() -> None:
+    """dev/343 in one paragraph: the line's own rank prefix shows again inside it."""
+    text = (
+        '[rank3]: File "/app/src/llamafactory/data/template.py", line 639, in get_template_and_fix_tokenizer '
+        '[rank3]: raise ValueError(f"Template {data_args.template} does not exist.")\n'
+    )
+    (found,) = scan_text(text)
+    assert found.facts.type_name == "ValueError"
+    assert found.facts.frames[-1].function == "get_template_and_fix_tokenizer"

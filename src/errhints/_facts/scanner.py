@@ -163,10 +163,10 @@ _GLUED_RECORD = re.compile(r"(?<=\S) {8,}(?=\S)")
 #: paragraph, or a title that runs on into the log), by kind: a rank's prefix, a glog header,
 #: a timestamp that opens a record (after a level, or in SGLang's brackets), a Ray worker's
 #: prefix, LlamaFactory's ``[INFO|``, vLLM's ``INFO 03-06 10:05:08``, a C++ backtrace's
-#: ``frame #3:``, a traceback's header or chain separator, and tqdm's bar. Only starts after
-#: a space or a closing bracket count.
+#: ``frame #3:``, a traceback's header or chain separator, and tqdm's bar. Only starts at the
+#: line's start, after a space or after a closing bracket count.
 _RUN_ON = re.compile(
-    r"(?<=[\s\])])(?:"
+    r"(?:^|(?<=[\s\])]))(?:"
     r"(?P<rank>\[rank\d{1,6}\]:)"
     r"|(?P<glog>\[?[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{1,9} )"
     r"|(?P<time>(?:(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL) )?"
@@ -198,42 +198,36 @@ _BAR_LABEL = re.compile(r"\s{0,8}[\w .:/-]{0,80}: {0,2}")
 def _run_together(raw: str) -> list[str] | None:
     """The records of a line whose line breaks were lost, or ``None`` if it is one record.
 
-    A line is records run together when one kind of record start shows twice after its own
-    prefix (two ranks' lines, two times), when a traceback's header runs on into its frames,
-    or when a progress bar follows other words. A line with one of each kind is one record
-    under a stack of prefixes (Ray's ``(SGLangEngine pid=...)`` before SGLang's ``[... TP7]``
-    before its ``Scheduler hit an exception: Traceback ...``). A piece that holds nothing but
-    a log prefix, or a bar's label, stays with the next one."""
-    skip = len(raw) - len(peel(raw)[1])
-    starts: list[int] = []
-    kinds: set[str] = set()
-    run_on = False
-    for m in _RUN_ON.finditer(raw, skip):
-        kind = m.lastgroup or ""
-        run_on = (
-            run_on
-            or kind in kinds
-            or kind == "bar"
-            or (kind == "tb" and _HEADER_THEN_FRAME.match(raw, m.end() - 2) is not None)
-        )
-        kinds.add(kind)
-        starts.append(m.start())
-    if not run_on:
-        return None
-    pieces: list[str] = []
-    begin = 0
-    for at in (*starts, len(raw)):
+    The line is cut before each record start; a piece that holds nothing but log prefixes, or
+    a bar's label, stays with the next one, so a stack of prefixes (Ray's ``(SGLangEngine
+    pid=...)`` before SGLang's ``[... TP7]``) opens one piece. The line is records run
+    together when two pieces open with one kind of start (two ranks' lines, two times), when
+    a traceback's header runs on into its frames, or when a progress bar follows words."""
+    pieces: list[tuple[str, str]] = []  # (the kind of start that opens it, its text)
+    begin, kind = 0, ""
+    for m in _RUN_ON.finditer(raw):
+        at = m.start()
+        if at == 0:
+            kind = m.lastgroup or ""
+            continue
         if at - begin < _PREFIX_SPAN:  # longer is never a prefix or a label alone
             piece = raw[begin:at]
             if not peel(piece)[1].strip() or (
                 _BAR_LABEL.fullmatch(piece) is not None and _PROGRESS.match(raw, at) is not None
             ):
                 continue  # a prefix alone, or a bar's label: it opens the next piece
-        pieces.append(raw[begin:at].rstrip())
-        begin = at
-    if begin < len(raw):
-        pieces.append(raw[begin:])
-    return pieces if len(pieces) > 1 else None
+        pieces.append((kind, raw[begin:at].rstrip()))
+        begin, kind = at, m.lastgroup or ""
+    if not pieces:
+        return None
+    pieces.append((kind, raw[begin:]))
+    kinds = [k for k, _ in pieces if k]
+    if len(set(kinds)) == len(kinds) and not any(
+        k == "bar" or (k == "tb" and _HEADER_THEN_FRAME.match(text, len(_HEADER) - 2) is not None)
+        for k, text in pieces
+    ):
+        return None
+    return [text for _, text in pieces]
 
 
 #: A Markdown heading's marks (an issue's title as a page shows it: ``# ...``).
