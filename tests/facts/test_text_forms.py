@@ -351,6 +351,12 @@ def test_an_exception_line_cited_in_backticks_ends_at_the_closing_one() -> None:
     assert exception_in(quoted) == (9, "RuntimeError", "Empty dataset!")
     # no closing quote: the message runs to the end of the line as before
     assert exception_in("see `ValueError: bad value")[2] == "bad value"
+    # held-back 681 (read after its report): more code cited after the closing backtick
+    line = 'fails with a `KeyError: \'instruction\'`. Even with `"format": "sharegpt"` set'
+    assert exception_in(line) == (14, "KeyError", "'instruction'")
+    assert exception_in("`ValueError: set `x`.`")[2] == "set `x`."
+    # dev/563: no space after the closing backtick; none fits the rule, so the last one closes
+    assert exception_in("occurs. `RuntimeError: Failed: x' `Has anyone?")[2].strip() == "Failed: x'"
 
 
 def test_an_exception_line_glued_to_a_title_in_another_script() -> None:
@@ -1102,3 +1108,24 @@ def test_a_rank_prefix_repeated_inside_one_line_is_two_records() -> None:
     (found,) = scan_text(text)
     assert found.facts.type_name == "ValueError"
     assert found.facts.frames[-1].function == "get_template_and_fix_tokenizer"
+
+
+def test_a_line_that_says_error_in_chinese_prose_is_read_tentatively() -> None:
+    """Held-back 751 (read after its report): an issue's sections, and the error after
+    ``终端报错：`` ("the terminal reported:") in a line of its own, with no exception name."""
+    text = (
+        "### Reproduction\n\n"
+        "终端报错：Cannot open data\\dataset_info.json due to [Errno 2] No such file or"
+        " directory: 'data\\\\dataset_info.json'.\n\n"
+        "### Expected behavior\n\n选择data文件夹中的json数据\n"
+    )
+    (found,) = explain_text(text)
+    assert [m.id for m in found.matches] == ["llamafactory.cannot-open-dataset-info"]
+    assert explain_text(text.replace("Cannot open", "Could not read")) == []
+
+
+def test_a_loggers_name_before_its_message_is_a_prefix() -> None:
+    """Held-back 600 (read after its report): Python logging's ``%(name)s - %(message)s``."""
+    line = "src.llamafactory.webui.common - Cannot open data/dataset_info.json due to [Errno 2] x."
+    assert only(line + "\n").message.startswith("Cannot open data/")
+    assert only("ValueError: a.b - c\n").message == "a.b - c"

@@ -91,8 +91,9 @@ _TOKEN = re.compile(
 _LINENO = re.compile(r"\[\d{1,9}\](?: |$)|\d{1,7}\t")
 
 #: First characters that can start a log prefix; other lines skip the prefix regex unless
-#: they hold LlamaFactory's ``logger.name:lineno >> `` (``_ARROW``), its record cut above, or
-#: a docker compose service's ``name  |``. (``JMAO`` start journald's months.)
+#: they hold LlamaFactory's ``logger.name:lineno >> `` (``_ARROW``), its record cut above,
+#: a docker compose service's ``name  |`` or a logger's ``pkg.module - ``. (``JMAO`` start
+#: journald's months.)
 _PREFIX_START = frozenset("0123456789[(IWEFDCTNSJMAO-")
 _ARROW = " >> "
 
@@ -216,11 +217,22 @@ _CLOSING_QUOTE = {"`": "`", "\u201c": "\u201d"}
 
 def _unquoted(message: str, before: str) -> str:
     """The message without the closing quote of the one before the exception's name (prose
-    citing the error in backticks), and what follows it; as is when it has none."""
+    citing the error in backticks), and what follows it; as is when it has none.
+
+    The closing quote is the first one that ends every quote the message opened inside it
+    (``... set `trust_remote_code=True` to remove this error.```) and that no letter or digit
+    follows, since the prose after it may cite more code (``... `KeyError: 'x'`. Even with
+    `"format": ...```); else the last one."""
     closing = _CLOSING_QUOTE.get(before)
     if closing is None:
         return message
-    at = message.rfind(closing)
+    inner = 0
+    at = message.find(closing, 1)
+    while at > 0 and (inner % 2 or message[at + 1 : at + 2].isalnum()):
+        inner += 1
+        at = message.find(closing, at + 1)
+    if at < 0:
+        at = message.rfind(closing)  # none fits (``...' `Has anyone``): the last one
     return message[:at] if at > 0 else message
 
 
@@ -255,9 +267,11 @@ def glued_error(message: str) -> int:
 
 
 #: Where a line says what failed before the error's own words: ``<task> error: <msg>``,
-#: ``ERROR: <msg>``, a client's ``... request: Error: <msg>``, ``Tool parsing failed: <msg>``.
+#: ``ERROR: <msg>``, a client's ``... request: Error: <msg>``, ``Tool parsing failed: <msg>``,
+#: and the same in Chinese prose (``终端报错：<msg>``, ``错误信息如下: <msg>``).
 SAID_ERROR = re.compile(
     r"(?:^|(?<=[\s>\])-]))(?:error|Error|ERROR|failed|Failed|FAILED)\s?: +(?=\S)"
+    r"|(?:报错|错误|出错)(?:信息)?(?:如下)?\s?[:：]\s{0,4}(?=\S)"
 )
 
 #: How far into a line ``SAID_ERROR`` is looked for.
@@ -273,6 +287,7 @@ def worth_a_look(raw: str) -> bool:
         or "Exception" in raw
         or "error:" in raw
         or "failed:" in raw
+        or "错" in raw
         or "Warning" in raw
         or "Exit" in raw
         or "Interrupt" in raw
@@ -301,6 +316,7 @@ def peel(line: str) -> tuple[str, str]:
         line[0] not in _PREFIX_START
         and line.find(_ARROW, 0, 260) < 0
         and line.find(" |", 0, 122) < 0  # docker compose's ``sglang-1  | ``
+        and line.find(" - ", 0, 200) < 0  # a logger's ``pkg.module - ``
     ):
         return "", line
     pos = 0
@@ -320,8 +336,8 @@ def peel(line: str) -> tuple[str, str]:
             break  # a service's name, journald's record, srun's task only at the start
         if kind == "sep" and not keys and _LEVEL_AHEAD.match(line, pos) is None:
             break  # ``- WARNING - name - message``: the head of a cut-off line is peeled
-        if kind == "logger" and (not keys or keys[-1] != "-"):
-            break  # a logger name only after ``LEVEL - ``
+        if kind == "logger" and keys and keys[-1] != "-":
+            break  # a logger name only after ``LEVEL - `` or first (``%(name)s - %(message)s``)
         if kind == "field" and (not keys or keys[-1] != "|"):
             break  # a column between bars only after one (``T | ERROR | stderr | ``)
         if kind == "sep" and keys and keys[-1] == "-":
