@@ -1129,3 +1129,28 @@ def test_a_loggers_name_before_its_message_is_a_prefix() -> None:
     line = "src.llamafactory.webui.common - Cannot open data/dataset_info.json due to [Errno 2] x."
     assert only(line + "\n").message.startswith("Cannot open data/")
     assert only("ValueError: a.b - c\n").message == "a.b - c"
+
+
+@pytest.mark.parametrize(
+    ("title", "entry"),
+    [
+        # dev/244's message: the template starts with a value, so it is keyed by its tail,
+        # which the ellipsis took away
+        (
+            "DPOTrainer.get_batch_logps() got an unexpected keyword argument 'average_log_pro...",
+            "llamafactory.dpo-get-batch-logps-average-log-prob",
+        ),
+        # dev/497's: cut inside the path, after the literal text the template pins
+        (
+            "ImportError: cannot import name 'CachedGrammarCompiler' from 'xgrammar'"
+            " (/usr/local/lib/pytho\u2026",
+            "sglang.xgrammar-import-name",
+        ),
+    ],
+)
+def test_a_title_cut_with_an_ellipsis_still_names_its_entry(title: str, entry: str) -> None:
+    """A message its writer cut at about 80 characters with ``...`` is the template's start;
+    the entry is found even when its key was in the part that was cut."""
+    (found,) = explain_text(f"# {title}\n")
+    assert entry in [m.id for m in found.matches]
+    assert not any(e.matches for e in explain_text("# cannot import name 'x' from 'y...\n"))

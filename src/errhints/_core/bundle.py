@@ -24,7 +24,7 @@ __all__ = ["FORMAT", "PREBUILT_NAME", "bundle_bytes", "load_prebuilt", "prebuild
 #: The file beside ``_bundle.json`` that holds the prebuilt tables.
 PREBUILT_NAME = "_prebuilt.json"
 #: Bumped whenever the tables' layout changes; an older file is ignored.
-FORMAT = 4
+FORMAT = 5
 
 T = TypeVar("T")
 
@@ -66,6 +66,7 @@ def prebuild(
         "by_tail": ids(index.by_tail),
         "by_word": ids(index.by_word),
         "fuzzy_words": ids(index.fuzzy_words),
+        "by_early_word": ids(index.by_early_word),
         "by_site": {
             f"{path}\t{function}": [[e.id, e.sites.index(site)] for e, site in pairs]
             for (path, function), pairs in sorted(index.by_site.items())
@@ -215,5 +216,6 @@ def load_prebuilt(root: Any, label: str = "catalog") -> Index | None:
         by_site=_Postings(by_site, site),
         by_context_path=_Postings(data["by_context_path"], context),
         fuzzy_words=_Postings(data["fuzzy_words"], entry),
+        by_early_word=_Postings(data["by_early_word"], entry),
         log_needles=tuple(data["log_needles"]),
     )

@@ -216,6 +216,9 @@ class Index:
     by_site: dict[tuple[str, str], list[tuple[Entry, Site]]] = field(default_factory=dict)
     by_context_path: dict[str, list[tuple[Entry, ContextFrame]]] = field(default_factory=dict)
     fuzzy_words: dict[str, list[Entry]] = field(default_factory=dict)
+    #: Entries not keyed by their first literal, by its first distinctive words: a message
+    #: its writer cut with an ellipsis has lost the tail (and maybe the word) they are keyed by.
+    by_early_word: dict[str, list[Entry]] = field(default_factory=dict)
     #: Literal text of logged errors without an exception name, for the text scanner.
     log_needles: tuple[str, ...] = ()
 
@@ -240,7 +243,18 @@ class Index:
                 if key in self.by_word and any(fits_shape(shape, t) for t in (message, *heads)):
                     for entry in self.by_word.get(key, ()):
                         seen[entry.key] = entry
+        if message.rstrip().endswith(_ELLIPSES):
+            for word in _words(message):
+                for entry in self.by_early_word.get(word, ()):
+                    seen[entry.key] = entry
         return list(seen.values())
+
+
+#: How a writer marks a message they cut short.
+_ELLIPSES = ("...", "\u2026")
+
+#: How many of a template's first distinctive words key it for a message cut with an ellipsis.
+_EARLY_WORDS = 2
 
 
 #: What a needle (``Index.log_needles``) is trimmed of at its ends.
@@ -299,6 +313,10 @@ def _index_text(index: Index, entry: Entry) -> None:
     """Index an entry (or a view of its carried message) by its template's head, tail or a
     distinctive word."""
     lits = entry.template.literals
+    if len(lits[0]) < KEY_CHARS and entry.template.literal_rich:
+        early = [w for w in _whole_words(lits) if w not in _COMMON_WORDS]
+        for first in dict.fromkeys(early[:_EARLY_WORDS]):
+            index.by_early_word.setdefault(first, []).append(entry)
     if len(lits[0]) >= KEY_CHARS:
         index.by_head.setdefault(_head_key(lits[0]), []).append(entry)
     elif len(lits) > 1 and len(lits[-1]) >= KEY_CHARS:

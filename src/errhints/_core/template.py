@@ -23,6 +23,10 @@ __all__ = [
 
 #: Alphanumeric characters of literal text a template needs to match on text alone.
 MIN_LITERAL_CHARS = 16
+
+#: Letters and digits of a template's literal text that a message its writer cut with an
+#: ellipsis must hold: half as much again as a whole message, since the rest is unseen.
+_ELIDED_CHARS = MIN_LITERAL_CHARS * 3 // 2
 #: An f-string's ``{expr=}`` (with an optional ``!r`` or ``:spec``), whose output starts with
 #: the expression's own text; ``==``, ``!=``, ``<=`` and ``>=`` end no expression.
 _SELF_DOCUMENTING = re.compile(r"(?P<expr>.*[^=!<>]=\s*)(?:![rsa])?(?::[^{}]*)?", re.S)
@@ -244,7 +248,8 @@ class Template:
     def _elided(self, message: str) -> tuple[str, ...] | None:
         """Values for a message its writer cut with an ellipsis (``Please add
         `--is-embedding`...``): what is left is the template's start, cut inside a literal
-        or a value, and holds twice a whole template's distinctive literal text."""
+        or a value, and holds half as much again as a whole template's distinctive literal
+        text (``_ELIDED_CHARS``)."""
         text = message.rstrip()
         for mark in ("...", "\u2026"):
             if text.endswith(mark):
@@ -254,7 +259,7 @@ class Template:
             return None
         lits = self.literals
         if lits[0].startswith(text):  # cut inside the first literal
-            return () if sum(c.isalnum() for c in text) >= 2 * MIN_LITERAL_CHARS else None
+            return () if sum(c.isalnum() for c in text) >= _ELIDED_CHARS else None
         chars = 0
         best: tuple[str, ...] | None = None
         for k in range(1, len(lits)):
@@ -264,7 +269,7 @@ class Template:
             chars += sum(c.isalnum() for c in lits[k - 1])
             cut = _cut_before(values, lits[k])  # cut inside the next literal
             part = values[-1][len(cut[-1]) :]
-            if chars + sum(c.isalnum() for c in part) >= 2 * MIN_LITERAL_CHARS:
+            if chars + sum(c.isalnum() for c in part) >= _ELIDED_CHARS:
                 best = cut
         return best
 
