@@ -1224,3 +1224,24 @@ def test_a_title_that_goes_on_after_the_error_fits_without_its_clause(tmp_path: 
         has_stack=True,
     )
     assert [m.id for m in explain_facts(raised, index)] == []
+
+
+def test_a_title_in_lower_case_fits_the_first_sentences_of_a_long_template(
+    tmp_path: Path,
+) -> None:
+    """dev/726's message as a title in lower case: the upper-cased head is the template's
+    first line, without the advice lines after it, and fits as the message itself does."""
+    index = make_index(
+        tmp_path,
+        {
+            "slug": "capture",
+            "exception": '"Exception"',
+            "template": '"Capture cuda graph failed: {e}\\nPossible solutions:\\n1. set'
+            ' --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)"',
+        },
+    )
+    said = "Capture cuda graph failed: Could not run 'sgl_kernel::rmsnorm' with arguments."
+    expected = [("sglang.capture", "strong", "template")]
+    assert _text_matches(index, said, frozenset({"sglang"})) == expected
+    lower = said[0].lower() + said[1:]
+    assert _text_matches(index, lower, frozenset({"sglang"})) == expected

@@ -570,6 +570,8 @@ class _Matcher:
             if heads and (values is None or not _shape_fits(entry, message)):
                 for head in heads:
                     found = entry.template.match(head)
+                    if found is None:
+                        found = entry.template.match_head(head)  # its first sentences
                     if found is not None and _shape_fits(entry, head):
                         values, fitted = found, replace(facts, message=head)
                         break
