@@ -1122,6 +1122,14 @@ def test_a_line_that_says_error_in_chinese_prose_is_read_tentatively() -> None:
     (found,) = explain_text(text)
     assert [m.id for m in found.matches] == ["llamafactory.cannot-open-dataset-info"]
     assert explain_text(text.replace("Cannot open", "Could not read")) == []
+    # in a log longer than a short paste, line by line as well as in blocks
+    log = "".join(f"[INFO|2025-01-01 10:00:00] llamafactory.cli:1 >> step {i}\n" for i in range(80))
+    said = "终端报错：Cannot open data/dataset_info.json due to Expecting value: line 3 column 1."
+    log += said + "\n" + log
+    assert [[m.id for m in e.matches] for e in explain_text(log)] == [
+        ["llamafactory.cannot-open-dataset-info"]
+    ]
+    assert "终端报错：Cannot" in [f.facts.message[:11] for f in scan_stream(io.StringIO(log))]
 
 
 def test_a_loggers_name_before_its_message_is_a_prefix() -> None:

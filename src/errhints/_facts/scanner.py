@@ -102,6 +102,7 @@ _MARKERS = (
     "Check failed",
     "[E",  # torch's C++ logger at error (or fatal) level: ``[E1226 15:44:25.4 socket.cpp:1]``
     "[F",
+    "\u9519",  # 错, as in Chinese prose's 报错：<message> ("reported the error:")
 )
 
 _MARKERS_B = tuple(m.encode() for m in _MARKERS)
@@ -789,6 +790,7 @@ class _Scanner:
                 and "Check failed" not in raw
                 and "[E" not in raw
                 and "[F" not in raw
+                and "\u9519" not in raw
                 and not self._needle_in(raw)
             )
         ):
