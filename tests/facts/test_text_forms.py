@@ -1162,3 +1162,39 @@ def test_a_title_cut_with_an_ellipsis_still_names_its_entry(title: str, entry: s
     (found,) = explain_text(f"# {title}\n")
     assert entry in [m.id for m in found.matches]
     assert not any(e.matches for e in explain_text("# cannot import name 'x' from 'y...\n"))
+
+
+@pytest.mark.parametrize(
+    "way",
+    [
+        lambda t: t.replace("\n", "\r\n"),
+        lambda t: "".join("    " + line for line in t.splitlines(True)),
+        lambda t: "".join("\t" + line for line in t.splitlines(True)),
+    ],
+    ids=["crlf", "indented", "tabbed"],
+)
+def test_a_line_wrapped_by_tmux_is_joined_in_a_crlf_or_indented_copy(
+    way: Callable[[str], str],
+) -> None:
+    """dev/436's shape: tmux cut a frame line at its width and padded the rest with spaces to
+    the width. Saved with CRLF line ends, or pasted indented as a Markdown code block, the
+    rest is still joined to the line it belongs to."""
+    width = 88
+    frame = '[rank0]:   File "/home/xxx/LLaMA-Factory/src/llamafactory/data/aligner.py", line 153'
+    head, rest = frame[:width], frame[width:] + ", in convert_sharegpt"
+    text = (
+        "```\n"
+        f"{head}\n{rest.ljust(width)}\n"
+        '[rank0]:     {"role": tag_mapping[message[dataset_attr.role_tag]]}\n'
+        "[rank0]: KeyError: 'user'\n"
+        "```\n"
+    )
+
+    def read(found: str) -> list[tuple[str, str, list[str]]]:
+        return [
+            (f.facts.type_name, f.facts.message, [fr.function for fr in f.facts.frames])
+            for f in scan_text(found)
+        ]
+
+    assert read(text) == [("KeyError", "'user'", ["convert_sharegpt"])]
+    assert read(way(text)) == read(text)

@@ -976,14 +976,21 @@ class _Scanner:
 
     def _slow(self, raw: str, lineno: int, before: str | None = None) -> None:
         """Read one line closely (``before``: the line above it, when it was skipped)."""
+        if raw.endswith("\r"):
+            raw = raw[:-1]  # a CRLF file: its widths and padding are the line's own
+        if before is not None and before.endswith("\r"):
+            before = before[:-1]
         if before is not None and self._cut is None and self._is_cut(before, self._width(before)):
             self._cut = (lineno - 1, before, True)
         width = self._width(raw)
         if self._cut is not None:
             start, head, sure = self._cut
             self._cut = None
-            if _goes_on(raw) and (sure or _padded_to(raw, len(head))):
-                raw, lineno = head + raw, start  # one line, wrapped by the terminal
+            # a paste indented as a whole indents the rest of a wrapped line too
+            indent = self._indent if self._indent is not None else _paste_indent(head)
+            body = raw[len(indent) :] if indent and raw.startswith(indent) else raw
+            if _goes_on(body) and (sure or _padded_to(raw, len(head))):
+                raw, lineno = head + body, start  # one line, wrapped by the terminal
             else:
                 self._read(head, start)
         if width == self._widest >= _WRAP_WIDTH and _ends_mid_word(raw):
