@@ -1198,3 +1198,25 @@ def test_a_line_wrapped_by_tmux_is_joined_in_a_crlf_or_indented_copy(
 
     assert read(text) == [("KeyError", "'user'", ["convert_sharegpt"])]
     assert read(way(text)) == read(text)
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    ["[rank0]: ", "(WorkerDict pid=12345) ", "2025-06-11T09:30:02.123456789Z ", "worker-1  | "],
+)
+def test_a_librarys_tag_after_a_loggers_prefix_starts_the_awaited_message(prefix: str) -> None:
+    """dev/834 behind a rank's, a Ray worker's, kubectl's or docker compose's prefix:
+    ``ImportError:`` with its message on the next line, which starts with sgl_kernel's
+    ``[sgl_kernel]`` tag. After the stream's own prefix the tag is the message's start,
+    as it is in a paste without a prefix."""
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "/v/sgl_kernel/load_utils.py", line 188, in _load_architecture_specific_ops',
+        "    raise ImportError(error_msg)",
+        "ImportError: ",
+        "[sgl_kernel] CRITICAL: Could not load any common_ops library!",
+    ]
+    plain = "".join(line + "\n" for line in lines)
+    (found,) = scan_text("".join(prefix + line + "\n" for line in lines))
+    assert found.facts.message == scan_text(plain)[0].facts.message
+    assert "[sgl_kernel] CRITICAL: Could not load" in found.facts.message

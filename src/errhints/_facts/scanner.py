@@ -550,6 +550,10 @@ def _paste_indent(first: str) -> str:
     return ""
 
 
+#: A library's tag in a line's peeled prefix: brackets around a name, no digits.
+_TAG = re.compile(r"\[[A-Za-z_][A-Za-z_.-]{0,40}\]")
+
+
 def _tag_only(raw: str, content: str) -> bool:
     """Whether the prefix peeled off ``raw`` is a bracketed tag without a number (a
     library's ``[sgl_kernel] CRITICAL: ``), which a log record's prefix always has (its
@@ -764,6 +768,19 @@ class _Scanner:
         open record of stream ``key`` waits for the message its error line left empty."""
         waiting = self.records.get(key) if self.records else None
         return waiting is not None and waiting.awaits_message(lineno) and _tag_only(line, content)
+
+    def _tag_after_prefix(self, key: str, lineno: int, raw: str, content: str) -> tuple[str, str]:
+        """``[rank0]: [sgl_kernel] CRITICAL: ...``: a library's tag after the stream's own
+        prefix, on the line after an error line that left its message empty, is the
+        message's start, not more prefix (as ``_awaits_message`` for a line without one)."""
+        for stream, waiting in self.records.items():
+            if not stream or not key.startswith(stream) or not waiting.awaits_message(lineno):
+                continue
+            tag = _TAG.match(key, len(stream))
+            at = raw.find(tag.group(), 0, len(raw) - len(content)) if tag is not None else -1
+            if at >= 0:
+                return stream, raw[at:]
+        return key, content
 
     def _needle_in(self, text: str) -> bool:
         return any(needle in text for needle in self.needles)
@@ -1052,6 +1069,8 @@ class _Scanner:
             return
         if key[:1] == "[" and self._awaits_message("", lineno, raw, content):
             key, content = "", raw  # ``[sgl_kernel] CRITICAL: ...`` under ``ImportError:``
+        elif self.records and "[" in key[1:]:
+            key, content = self._tag_after_prefix(key, lineno, raw, content)
         if (
             "TP" in key
             and "sglang" not in self.context
