@@ -1359,7 +1359,7 @@ class _Scanner:
             return
         said = self.needles and self._needle_in(content)
         if said or (
-            ("rror" in content or "ailed" in content or "错" in content)
+            ("rror" in content or "ailed" in content or "\u9519" in content)
             and SAID_ERROR.search(content, 0, SAID_ERROR_SPAN)
         ):
             message = content.strip()
