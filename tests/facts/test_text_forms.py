@@ -1148,11 +1148,11 @@ def test_a_loggers_name_before_its_message_is_a_prefix() -> None:
             "DPOTrainer.get_batch_logps() got an unexpected keyword argument 'average_log_pro...",
             "llamafactory.dpo-get-batch-logps-average-log-prob",
         ),
-        # dev/497's: cut inside the path, after the literal text the template pins
+        # dev/836's: cut inside a literal, with twice a whole message's literal text before it
         (
-            "ImportError: cannot import name 'CachedGrammarCompiler' from 'xgrammar'"
-            " (/usr/local/lib/pytho\u2026",
-            "sglang.xgrammar-import-name",
+            "This model does not appear to be an embedding model by default. Please add"
+            " `--is-embedding`\u2026",
+            "sglang.not-an-embedding-model",
         ),
     ],
 )
@@ -1162,6 +1162,11 @@ def test_a_title_cut_with_an_ellipsis_still_names_its_entry(title: str, entry: s
     (found,) = explain_text(f"# {title}\n")
     assert entry in [m.id for m in found.matches]
     assert not any(e.matches for e in explain_text("# cannot import name 'x' from 'y...\n"))
+    # too little of a start fits unrelated entries alike: none of them
+    said = "ValueError: The server is not configured to..."
+    assert not any(
+        m.confidence in ("exact", "strong") for e in explain_text(said) for m in e.matches
+    )
 
 
 @pytest.mark.parametrize(
@@ -1220,3 +1225,61 @@ def test_a_librarys_tag_after_a_loggers_prefix_starts_the_awaited_message(prefix
     (found,) = scan_text("".join(prefix + line + "\n" for line in lines))
     assert found.facts.message == scan_text(plain)[0].facts.message
     assert "[sgl_kernel] CRITICAL: Could not load" in found.facts.message
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "2025-03-06 10:05:08,123 - ERROR - Training crashed: ValueError: Certificate for"
+        " huggingface.co is not valid before 2025-03-07 00:00:00 (UTC); check the system clock"
+        " of this node and retry the download",
+        "(VllmWorkerProcess pid=1234) ERROR 03-06 10:05:08 multiproc_worker_utils.py:226]"
+        " Exception in worker VllmWorkerProcess while processing method load_model:"
+        " RuntimeError: NCCL timeout, last heartbeat at 2025-03-06 10:05:08 and again at"
+        " 2025-03-06 10:06:08.",
+        "(TaskRunner pid=1234) ray.exceptions.RayTaskError(ValueError):"
+        " ray::WorkerDict.actor_rollout_init_model() (pid=5678, ip=10.0.0.1,"
+        " actor_id=3f1a0e0bd5a1c1e4f5c2a31e01000000,"
+        " repr=<verl.single_controller.ray.base.WorkerDict object at 0x7f1c2c1b2e90>)",
+    ],
+    ids=["time-in-message", "two-times-in-message", "ray-pid-in-message"],
+)
+def test_a_record_whose_message_quotes_times_or_pids_is_not_cut(line: str) -> None:
+    """A second review's cases: one record whose message quotes a time or Ray's own
+    ``(pid=..., ip=...)`` is not records run together; the message is read whole."""
+    (found,) = scan_text(line + "\n")
+    assert found.facts.message.endswith(line[-30:])
+
+
+def test_a_cited_error_that_opens_with_code_of_its_own() -> None:
+    """A second review's cases: a cited message that starts with, or holds, code in
+    backticks (``--trust-remote-code``, ``len(images)``) ends at the citation's own quote."""
+    for line, message in (
+        (
+            "I get `ValueError: `len(images)` is less than the number of <image> tokens.` when",
+            "`len(images)` is less than the number of <image> tokens.",
+        ),
+        (
+            "It exits with `ValueError: Please pass `--trust-remote-code` to load it.` after",
+            "Please pass `--trust-remote-code` to load it.",
+        ),
+    ):
+        hit = exception_in(line)
+        assert hit is not None and hit[2] == message
+
+
+def test_a_message_line_starting_with_a_short_dotted_name_stays_in_the_message() -> None:
+    """A second review's case: ``torch.cuda - not available`` under ``ValueError:`` is more
+    message, not a logger's record (a logger's name first needs three parts)."""
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "x.py", line 3, in <module>\n'
+        "    check()\n"
+        "ValueError: Missing modules:\n"
+        "torch.cuda - not available\n"
+        "flash_attn.ops - not installed\n"
+    )
+    assert only(text).message.splitlines()[1:] == [
+        "torch.cuda - not available",
+        "flash_attn.ops - not installed",
+    ]

@@ -25,8 +25,9 @@ __all__ = [
 MIN_LITERAL_CHARS = 16
 
 #: Letters and digits of a template's literal text that a message its writer cut with an
-#: ellipsis must hold: half as much again as a whole message, since the rest is unseen.
-_ELIDED_CHARS = MIN_LITERAL_CHARS * 3 // 2
+#: ellipsis must hold: twice a whole message's, since the rest is unseen and a shorter start
+#: fits unrelated entries alike (``The server is not configured to...``).
+_ELIDED_CHARS = 2 * MIN_LITERAL_CHARS
 #: An f-string's ``{expr=}`` (with an optional ``!r`` or ``:spec``), whose output starts with
 #: the expression's own text; ``==``, ``!=``, ``<=`` and ``>=`` end no expression.
 _SELF_DOCUMENTING = re.compile(r"(?P<expr>.*[^=!<>]=\s*)(?:![rsa])?(?::[^{}]*)?", re.S)
@@ -248,8 +249,8 @@ class Template:
     def _elided(self, message: str) -> tuple[str, ...] | None:
         """Values for a message its writer cut with an ellipsis (``Please add
         `--is-embedding`...``): what is left is the template's start, cut inside a literal
-        or a value, and holds half as much again as a whole template's distinctive literal
-        text (``_ELIDED_CHARS``)."""
+        or a value, and holds twice a whole template's distinctive literal text
+        (``_ELIDED_CHARS``)."""
         text = message.rstrip()
         for mark in ("...", "\u2026"):
             if text.endswith(mark):

@@ -215,24 +215,31 @@ def _exception_at(
 _CLOSING_QUOTE = {"`": "`", "\u201c": "\u201d"}
 
 
+#: What may follow a quote that closes a citation: a space, the end, or punctuation.
+_AFTER_CLOSING = frozenset(" \t.,;:!?)]}\"'")
+
+
 def _unquoted(message: str, before: str) -> str:
     """The message without the closing quote of the one before the exception's name (prose
     citing the error in backticks), and what follows it; as is when it has none.
 
-    The closing quote is the first one that ends every quote the message opened inside it
-    (``... set `trust_remote_code=True` to remove this error.```) and that no letter or digit
-    follows, since the prose after it may cite more code (``... `KeyError: 'x'`. Even with
-    `"format": ...```); else the last one."""
+    Quotes inside the message open and close code of its own (``... Please pass
+    `--trust-remote-code` to load this model.```): the citation closes at the first quote
+    met when every inner one is closed and a space, the end or punctuation follows it, since
+    the prose after it may cite more code (``... `KeyError: 'x'`. Even with `"format"```);
+    else at the last quote."""
     closing = _CLOSING_QUOTE.get(before)
     if closing is None:
         return message
     inner = 0
-    at = message.find(closing, 1)
-    while at > 0 and (inner % 2 or message[at + 1 : at + 2].isalnum()):
+    at = message.find(closing)
+    while at >= 0:
+        following = message[at + 1 : at + 2]
+        if not inner % 2 and at > 0 and (not following or following in _AFTER_CLOSING):
+            return message[:at]
         inner += 1
         at = message.find(closing, at + 1)
-    if at < 0:
-        at = message.rfind(closing)  # none fits (``...' `Has anyone``): the last one
+    at = message.rfind(closing)  # none fits (``...' `Has anyone``): the last one
     return message[:at] if at > 0 else message
 
 
@@ -336,8 +343,10 @@ def peel(line: str) -> tuple[str, str]:
             break  # a service's name, journald's record, srun's task only at the start
         if kind == "sep" and not keys and _LEVEL_AHEAD.match(line, pos) is None:
             break  # ``- WARNING - name - message``: the head of a cut-off line is peeled
-        if kind == "logger" and keys and keys[-1] != "-":
-            break  # a logger name only after ``LEVEL - `` or first (``%(name)s - %(message)s``)
+        if kind == "logger" and (keys[-1] != "-" if keys else token.count(".") < 2):
+            # a logger's name only after ``LEVEL - ``, or first with three parts at least
+            # (``%(name)s - %(message)s``: a message's ``torch.cuda - not available`` is not one)
+            break
         if kind == "field" and (not keys or keys[-1] != "|"):
             break  # a column between bars only after one (``T | ERROR | stderr | ``)
         if kind == "sep" and keys and keys[-1] == "-":

@@ -202,14 +202,16 @@ def _run_together(raw: str) -> list[str] | None:
     The line is cut before each record start; a piece that holds nothing but log prefixes, or
     a bar's label, stays with the next one, so a stack of prefixes (Ray's ``(SGLangEngine
     pid=...)`` before SGLang's ``[... TP7]``) opens one piece. The line is records run
-    together when two pieces open with one kind of start (two ranks' lines, two times), when
-    a traceback's header runs on into its frames, or when a progress bar follows words."""
-    pieces: list[tuple[str, str]] = []  # (the kind of start that opens it, its text)
-    begin, kind = 0, ""
+    together when a piece opens with the prefix the line opens with (two ranks' lines), or
+    three pieces with one prefix (a copied log's times); when a traceback's header runs on
+    into its frames; or when a progress bar follows words. A message that quotes a time or
+    two (``... not valid before 2025-03-07 00:00:00``) stays whole."""
+    pieces: list[tuple[str, str]] = []  # (the prefix that opens it, or its kind; its text)
+    begin, opener = 0, ""
     for m in _RUN_ON.finditer(raw):
         at = m.start()
         if at == 0:
-            kind = m.lastgroup or ""
+            opener = _opener(m, raw)
             continue
         if at - begin < _PREFIX_SPAN:  # longer is never a prefix or a label alone
             piece = raw[begin:at]
@@ -217,18 +219,36 @@ def _run_together(raw: str) -> list[str] | None:
                 _BAR_LABEL.fullmatch(piece) is not None and _PROGRESS.match(raw, at) is not None
             ):
                 continue  # a prefix alone, or a bar's label: it opens the next piece
-        pieces.append((kind, raw[begin:at].rstrip()))
-        begin, kind = at, m.lastgroup or ""
+        pieces.append((opener, raw[begin:at].rstrip()))
+        begin, opener = at, _opener(m, raw)
     if not pieces:
         return None
-    pieces.append((kind, raw[begin:]))
-    kinds = [k for k, _ in pieces if k]
-    if len(set(kinds)) == len(kinds) and not any(
-        k == "bar" or (k == "tb" and _HEADER_THEN_FRAME.match(text, len(_HEADER) - 2) is not None)
-        for k, text in pieces
-    ):
-        return None
-    return [text for _, text in pieces]
+    pieces.append((opener, raw[begin:]))
+    first = pieces[0][0]
+    seen: dict[str, int] = {}
+    for opener, text in pieces:
+        if opener:
+            seen[opener] = seen.get(opener, 0) + 1
+        if (
+            opener == "bar"
+            or (opener == "tb" and _HEADER_THEN_FRAME.match(text, len(_HEADER) - 2) is not None)
+            or (opener and (seen[opener] >= 3 or (opener == first and seen[opener] >= 2)))
+        ):
+            return [text for _, text in pieces]
+    return None
+
+
+def _opener(found: re.Match[str], raw: str) -> str:
+    """What opens a piece: a bar, a traceback's header or separator, a C++ frame by kind;
+    a log record by its prefix's stream key without digits (``[rank]:``, ``ERRORT``)."""
+    kind = found.lastgroup or ""
+    if kind in ("bar", "tb", "frame"):
+        return kind
+    key = peel(raw[found.start() : found.start() + _PREFIX_SPAN])[0]
+    return key.translate(_NO_DIGITS) or kind  # every rank's, pid's and source line's alike
+
+
+_NO_DIGITS = str.maketrans("", "", "0123456789")
 
 
 #: A Markdown heading's marks (an issue's title as a page shows it: ``# ...``).
