@@ -23,7 +23,14 @@ from .._facts.model import ErrorFacts, Frame
 from .._packages import canonical_path, installed_release, project_names
 from .catalog import Catalog, ContextFrame, Entry, Site, site_dict
 from .lookalikes import shared_by
-from .template import MIN_LITERAL_CHARS, PROJECT_SHAPES, SHAPES, fits_shape, prose_lead
+from .template import (
+    ELLIPSES,
+    MIN_LITERAL_CHARS,
+    PROJECT_SHAPES,
+    SHAPES,
+    fits_shape,
+    prose_lead,
+)
 
 __all__ = ["Confidence", "Index", "Match", "build_index", "explain_facts", "known_at"]
 
@@ -243,15 +250,12 @@ class Index:
                 if key in self.by_word and any(fits_shape(shape, t) for t in (message, *heads)):
                     for entry in self.by_word.get(key, ()):
                         seen[entry.key] = entry
-        if message.rstrip().endswith(_ELLIPSES):
+        if message.rstrip().endswith(ELLIPSES):
             for word in _words(message):
                 for entry in self.by_early_word.get(word, ()):
                     seen[entry.key] = entry
         return list(seen.values())
 
-
-#: How a writer marks a message they cut short.
-_ELLIPSES = ("...", "\u2026")
 
 #: How many of a template's first distinctive words key it for a message cut with an ellipsis.
 _EARLY_WORDS = 2

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 __all__ = [
+    "ELLIPSES",
     "PROJECT_SHAPES",
     "SHAPES",
     "Template",
@@ -24,10 +25,9 @@ __all__ = [
 #: Alphanumeric characters of literal text a template needs to match on text alone.
 MIN_LITERAL_CHARS = 16
 
-#: Letters and digits of a template's literal text that a message its writer cut with an
-#: ellipsis must hold: twice a whole message's, since the rest is unseen and a shorter start
-#: fits unrelated entries alike (``The server is not configured to...``).
-_ELIDED_CHARS = 2 * MIN_LITERAL_CHARS
+#: How a writer marks a message they cut short.
+ELLIPSES = ("...", "\u2026")
+
 #: An f-string's ``{expr=}`` (with an optional ``!r`` or ``:spec``), whose output starts with
 #: the expression's own text; ``==``, ``!=``, ``<=`` and ``>=`` end no expression.
 _SELF_DOCUMENTING = re.compile(r"(?P<expr>.*[^=!<>]=\s*)(?:![rsa])?(?::[^{}]*)?", re.S)
@@ -249,10 +249,9 @@ class Template:
     def _elided(self, message: str) -> tuple[str, ...] | None:
         """Values for a message its writer cut with an ellipsis (``Please add
         `--is-embedding`...``): what is left is the template's start, cut inside a literal
-        or a value, and holds twice a whole template's distinctive literal text
-        (``_ELIDED_CHARS``)."""
+        or a value, and holds twice a whole template's distinctive literal text."""
         text = message.rstrip()
-        for mark in ("...", "\u2026"):
+        for mark in ELLIPSES:
             if text.endswith(mark):
                 text = text[: -len(mark)].rstrip()
                 break
@@ -260,7 +259,7 @@ class Template:
             return None
         lits = self.literals
         if lits[0].startswith(text):  # cut inside the first literal
-            return () if sum(c.isalnum() for c in text) >= _ELIDED_CHARS else None
+            return () if sum(c.isalnum() for c in text) >= 2 * MIN_LITERAL_CHARS else None
         chars = 0
         best: tuple[str, ...] | None = None
         for k in range(1, len(lits)):
@@ -270,7 +269,7 @@ class Template:
             chars += sum(c.isalnum() for c in lits[k - 1])
             cut = _cut_before(values, lits[k])  # cut inside the next literal
             part = values[-1][len(cut[-1]) :]
-            if chars + sum(c.isalnum() for c in part) >= _ELIDED_CHARS:
+            if chars + sum(c.isalnum() for c in part) >= 2 * MIN_LITERAL_CHARS:
                 best = cut
         return best
 

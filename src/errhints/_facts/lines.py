@@ -294,7 +294,7 @@ def worth_a_look(raw: str) -> bool:
         or "Exception" in raw
         or "error:" in raw
         or "failed:" in raw
-        or "错" in raw
+        or "\u9519" in raw  # 错, as in 报错：<message> (``SAID_ERROR``)
         or "Warning" in raw
         or "Exit" in raw
         or "Interrupt" in raw

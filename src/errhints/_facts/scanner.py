@@ -1014,9 +1014,9 @@ class _Scanner:
     def _slow(self, raw: str, lineno: int, before: str | None = None) -> None:
         """Read one line closely (``before``: the line above it, when it was skipped)."""
         if raw.endswith("\r"):
-            raw = raw[:-1]  # a CRLF file: its widths and padding are the line's own
+            raw = raw.rstrip("\r")  # a CRLF file: its widths and padding are the line's own
         if before is not None and before.endswith("\r"):
-            before = before[:-1]
+            before = before.rstrip("\r")
         if before is not None and self._cut is None and self._is_cut(before, self._width(before)):
             self._cut = (lineno - 1, before, True)
         width = self._width(raw)
@@ -1047,8 +1047,6 @@ class _Scanner:
             return  # e.g. a lowercase "error" in an ordinary line: nothing can start here
         if raw[:1] == "\ufeff":
             raw = raw[1:]  # a byte-order mark: a file saved on Windows
-        if raw.endswith("\r"):
-            raw = raw.rstrip("\r")
         if "\r" in raw:
             raw = next((p for p in reversed(raw.split("\r")) if p.strip()), "")
         if "\x1b" in raw:
