@@ -119,6 +119,7 @@ BATCHES = {
     "twelfth": (912, 963),
     "thirteenth": (964, 1071),
     "fourteenth": (1072, 1106),
+    "fifteenth": (1107, 1203),
 }
 
 
