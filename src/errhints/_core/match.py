@@ -23,6 +23,7 @@ from .._facts.model import ErrorFacts, Frame
 from .._packages import canonical_path, installed_release, project_names
 from .catalog import Catalog, ContextFrame, Entry, Site, site_dict
 from .lookalikes import shared_by
+from .releases import version_key
 from .template import (
     ELLIPSES,
     MIN_LITERAL_CHARS,
@@ -178,6 +179,25 @@ def _release_fit(entry: Entry) -> int:
     if here is None:
         return 1
     return 0 if here in entry.releases else 2
+
+
+def _newer_siblings(matches: list[Match]) -> dict[str, int]:
+    """For each match's entry, how many of the other matched entries raise the same template
+    of the same package at newer releases: ``x-old`` behind ``x`` when nothing in the text or
+    the installed packages says which side a failure is from, as most users run recent
+    releases."""
+    newer: dict[str, int] = {}
+    for m in matches:
+        entry = m.entry
+        last = version_key(entry.releases.last)
+        newer[entry.id] = sum(
+            1
+            for other in matches
+            if other.entry.package == entry.package
+            and other.entry.template.source == entry.template.source
+            and version_key(other.entry.releases.last) > last
+        )
+    return newer
 
 
 def _last(function: str) -> str:
@@ -499,11 +519,14 @@ class _Matcher:
             return list(self.found.values())
         _drop_other_eras(self.found, stack)
 
-        def key(match: Match) -> tuple[int, int, int, float, bool, int]:
+        newer = _newer_siblings(list(self.found.values()))
+
+        def key(match: Match) -> tuple[int, int, int, float, bool, int, int]:
             embedded, rank, score = match.sort_key()
             # Equally sure: the error shown last before the ones it was raised from, then the
             # template with more literal text, the more specific one (``KeyError: 'user'`` at
-            # a converter's site: the entry for that key before the one for any key).
+            # a converter's site: the entry for that key before the one for any key), then,
+            # of an entry split at a release, the side with the newer releases.
             specific = -match.entry.template.literal_chars
             return (
                 embedded,
@@ -512,6 +535,7 @@ class _Matcher:
                 score,
                 bool(match.relation),
                 specific,
+                newer[match.entry.id],
             )
 
         return sorted(self.found.values(), key=key)
