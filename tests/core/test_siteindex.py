@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -191,3 +192,69 @@ def test_shipped_index_identifies_a_real_message() -> None:
     )
     siteindex.reset()
     assert found and found[0].project == "llamafactory"
+
+
+def _identified(text: str) -> list[str]:
+    from errhints._core.pipeline import explain_text
+
+    return [m.id for e in explain_text(text) for m in e.matches if m.confidence == "identified"]
+
+
+@pytest.fixture
+def shipped_index() -> Iterator[None]:
+    shipped = Path(__file__).resolve().parents[2] / "catalog" / "index" / "manifest.json"
+    if not shipped.is_file():
+        pytest.skip("no shipped index in this checkout")
+    siteindex.reset()
+    yield
+    siteindex.reset()
+
+
+DEEPSEEK_OCR = "sglang:sglang/srt/models/deepseek_ocr.py:_merge_multimodal_embeddings"
+
+
+@pytest.mark.usefixtures("shipped_index")
+def test_a_message_vllm_raises_too_is_identified_only_with_sglangs_frames() -> None:
+    """dev/1040: vLLM raises SGLang's words; alone they say nothing of who raised them."""
+    message = "ValueError: Attempted to assign 2816 = 2816 multimodal tokens to 2817 placeholders"
+    assert _identified(message) == []
+    stack = (
+        "Traceback (most recent call last):\n"
+        '  File "/venv/lib/python3.11/site-packages/sglang/srt/models/deepseek_ocr.py", '
+        "line 1200, in _merge_multimodal_embeddings\n"
+        "    raise ValueError(\n"
+    )
+    assert _identified(stack + message) == [DEEPSEEK_OCR]
+
+
+@pytest.mark.usefixtures("shipped_index")
+def test_pythons_own_words_and_retyped_or_prose_filled_messages_are_not_evidence() -> None:
+    # dev/1011: Python's AttributeError, which one SGLang class also raises word for word
+    assert _identified("AttributeError: 'Qwen2Config' object has no attribute 'rope_scaling'") == []
+    # dev/418: TensorRT-LLM's words fit ``{process.name} failed to initialize: {data}`` only
+    # when case and punctuation are set aside
+    assert _identified("Failed to initialize executor on rank 1: Executor creation failed.") == []
+    # dev/1116: vLLM's sentence in ``{kv_cache_dtype} is not supported for {model_arch}``
+    assert (
+        _identified("NotImplementedError: Pipeline parallelism is not supported for this model.")
+        == []
+    )
+    # the same template with values that read like values
+    assert _identified("AssertionError: fp8_e4m3 is not supported for DeepseekV4ForCausalLM") == [
+        "sglang:sglang/srt/arg_groups/overrides.py:_deepseek_v4_kv_cache_dtype"
+    ]
+
+
+@pytest.mark.usefixtures("shipped_index")
+def test_a_short_template_off_the_stack_is_not_named_for_a_stack_of_sglangs() -> None:
+    """dev/1113: xgrammar's check failed under SGLang's frames fits ``{label} failed: {err}``
+    of a function that is not on the stack."""
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/sglang/python/sglang/srt/constrained/xgrammar_backend.py", line 100, '
+        "in fill_vocab_mask\n"
+        "    self.matcher.fill_next_token_bitmask(vocab_mask, idx)\n"
+        "RuntimeError: [23:42:39] /project/cpp/grammar_matcher.cc:556: Check failed: "
+        "(!IsStopTokenAccepted()) is false: GrammarMatcher has terminated\n"
+    )
+    assert _identified(text) == []

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .template import Template
 
-__all__ = ["shared_by", "skeleton_key"]
+__all__ = ["python_says", "shared_by", "skeleton_key"]
 
 
 def skeleton_key(template: Template) -> str:
@@ -48,3 +48,35 @@ def shared_by(template: Template) -> tuple[str, ...]:
         return tuple(table.get(skeleton_key(template), ())) if table else ()
     except Exception:
         return ()
+
+
+#: Skeletons of messages Python itself writes (``AttributeError``, ``TypeError``, ...), which
+#: some SGLang and LlamaFactory code raises with the same words: on their own they show nothing
+#: of who raised them.
+_PYTHON_SKELETONS = frozenset(
+    {
+        "'{}' object has no attribute '{}'",
+        "'{}' object has no attribute {}",
+        "module '{}' has no attribute '{}'",
+        "type object '{}' has no attribute '{}'",
+        "'{}' object is not subscriptable",
+        "'{}' object is not callable",
+        "'{}' object is not iterable",
+        "{}() got an unexpected keyword argument '{}'",
+        "{}() got multiple values for argument '{}'",
+        "{}() missing {} required positional argument: '{}'",
+        "{}() takes {} positional arguments but {} were given",
+        "No module named '{}'",
+        "No module named {}",
+        "invalid literal for int() with base 10: {}",
+        "could not convert string to float: {}",
+        "list index out of range",
+        "{}",
+    }
+)
+
+
+def python_says(template: Template) -> bool:
+    """Whether Python's own error messages read like this template (placeholders aside)."""
+    skeleton = "{}".join(" ".join(piece.split()) for piece in template.literals)
+    return skeleton in _PYTHON_SKELETONS

@@ -9,6 +9,7 @@ failure, and the scanner reads the errors a message carries inside it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
@@ -17,6 +18,7 @@ from .._facts.model import ErrorFacts, Frame
 from .._packages import project_of
 from . import match, state
 from .catalog import Entry, Site
+from .lookalikes import python_says, shared_by
 from .match import Index, Match
 from .releases import ReleaseRange
 from .template import MIN_LITERAL_CHARS, TemplateError, parse_template
@@ -92,9 +94,15 @@ def identify_facts(facts: ErrorFacts, *, warnings: bool = False) -> list[Match]:
         if not failure.message:
             continue
         found = siteindex.identify(failure.type_name, failure.message, stack, warnings=warnings)
+        if not has_stack:
+            found = [site for site in found if _evidence_alone(site.template, failure.message)]
+        elif (
+            found
+            and not found[0].on_stack
+            and _literal_chars(found[0].template) < MIN_LITERAL_CHARS
+        ):
+            continue  # the project's frames are there, but this site is not among them
         if not found:
-            continue
-        if not has_stack and _literal_chars(found[0].template) < MIN_LITERAL_CHARS:
             continue
         return [
             Match(
@@ -108,6 +116,38 @@ def identify_facts(facts: ErrorFacts, *, warnings: bool = False) -> list[Match]:
             )
         ]
     return []
+
+
+#: A placeholder whose name says it holds free text (``{e}``, ``{error_msg}``, ``{reason}``).
+_FREE_TEXT = frozenset(
+    "e err error errors exc exception msg message messages reason detail details text desc "
+    "description info data hint suggestion content output log str repr".split()
+)
+_NAME_WORD = re.compile(r"[a-z]+")
+#: Two or more words of prose: ``Pipeline parallelism``, ``this model.``
+_PROSE = re.compile(r"[A-Za-z][a-z]+(?: [a-z]+)+[.!]?")
+
+
+def _evidence_alone(template: str, message: str) -> bool:
+    """Whether a message, with nothing around it to show SGLang or LlamaFactory, is evidence
+    of this indexed site: enough literal text, written as the code writes it (not merely the
+    same words), words no other project (vLLM) or Python itself writes the same way, and no
+    placeholder for a value (``{kv_cache_dtype}``) filled with a sentence.
+    """
+    try:
+        parsed = parse_template(template)
+    except TemplateError:
+        return False
+    if parsed.literal_chars < MIN_LITERAL_CHARS or python_says(parsed) or shared_by(parsed):
+        return False
+    values = parsed.fits(message)
+    if values is None:
+        return False
+    for name, value in zip(parsed.names, values, strict=False):
+        free = any(w in _FREE_TEXT for w in _NAME_WORD.findall(name.lower()))
+        if not free and _PROSE.fullmatch(value.strip()):
+            return False
+    return True
 
 
 def _literal_chars(template: str) -> int:

@@ -168,6 +168,11 @@ class Template:
                 values = self._match(_loose(message), loose)
         return values
 
+    def fits(self, message: str) -> tuple[str, ...] | None:
+        """Like :meth:`match`, without its last resort for a retyped message: the literal
+        text must be there as written (case, punctuation and all)."""
+        return self._fits(message)
+
     def _fits(self, message: str) -> tuple[str, ...] | None:
         values = self._match(message, self.literals)
         if values is None:
