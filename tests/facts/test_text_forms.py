@@ -995,6 +995,53 @@ def test_a_traceback_reflowed_into_one_paragraph_reads_as_its_lines(header: bool
     ]
 
 
+#: Tracebacks reflowed after words of their own (dev/1191: a logged error and "Full traceback
+#: points to:"; dev/631: Chinese prose), and ending in a bare ``Exception`` (dev/320) or a
+#: dotted exception name without ``Error`` in it (dev/456).
+REFLOWED_AFTER_WORDS = {
+    "after-a-log-line": (
+        "ERROR srt_server - Scheduler hit an exception: RuntimeError: probability tensor "
+        "contains either inf, nan or element < 0\nFull traceback points to:\n",
+        '  File ".../sglang/srt/layers/sampler.py", line 476, in forward\n'
+        "    batch_next_token_ids = torch.multinomial(probs, ...)\n"
+        "RuntimeError: probability tensor contains either inf, nan or element < 0\n",
+    ),
+    "after-prose": (
+        "\u62a5\u9519\u5982\u4e0b\n",
+        '  File "/ai/src/llmtuner/tuner/core/loader.py", line 190, in load_model\n'
+        "    model.load_adapter(path, 'reward')\n"
+        '  File "/env/peft/tuners/tuners_utils.py", line 192, in inject_adapter\n'
+        "    peft_config = self.peft_config[adapter_name]\n"
+        "KeyError: 'reward'\n",
+    ),
+    "bare-exception": (
+        "",
+        '  File "/w/sglang/srt/model_executor/cuda_graph_runner.py", line 269, in __init__\n'
+        "    raise Exception(\n"
+        "Exception: Capture cuda graph failed: CUDA out of memory.\n",
+    ),
+    "dotted-name": (
+        "",
+        '  File "/env/triton/compiler/compiler.py", line 374, in _init_handles\n'
+        '    raise OutOfResources(self.metadata.shared, max_shared, "shared memory")\n'
+        "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 1\n",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("before", "stack"), list(REFLOWED_AFTER_WORDS.values()), ids=list(REFLOWED_AFTER_WORDS)
+)
+def test_a_traceback_reflowed_after_other_words_reads_as_its_lines(before: str, stack: str) -> None:
+    (whole,) = [f for f in scan_text(stack) if f.facts.frames]
+    reflowed = [f for f in scan_text(" ".join((before + stack).split()) + "\n") if f.facts.frames]
+    assert [f.facts.type_name for f in reflowed] == [whole.facts.type_name]
+    assert reflowed[0].facts.message == whole.facts.message
+    assert [(f.path, f.function, f.line) for f in reflowed[0].facts.frames] == [
+        (f.path, f.function, f.line) for f in whole.facts.frames
+    ]
+
+
 #: Logs whose line breaks a copy lost, each the shape of a development paste: torchrun's rank
 #: prefix with glog lines after the error (dev/071), a GCP log's level and time (dev/334), a
 #: message above an SGLang record and a traceback (dev/190), an error line above a traceback

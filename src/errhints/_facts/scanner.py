@@ -685,22 +685,30 @@ _FOLDED_FRAME = re.compile(
 )
 #: The error line after the last frame's source line, in a reflowed traceback.
 _FOLDED_ERROR = re.compile(
-    r"(?:^|(?<=\s))([A-Za-z_][\w.]{0,200}(?:Error|Exception|Warning|Exit|Interrupt|Failure)"
-    r"|KeyboardInterrupt|StopIteration)(?=:\s|:?$)"
+    r"(?:^|(?<=\s))((?:[A-Za-z_][\w.]{0,200})?(?:Error|Exception|Warning|Exit|Interrupt|Failure)"
+    r"|KeyboardInterrupt|StopIteration"
+    r"|[a-z_]\w{0,40}(?:\.[a-z_]\w{0,40}){1,8}\.[A-Z]\w{2,100})(?=:\s|:?$)"  # a.b.OutOfResources
 )
 _CARETS = re.compile(r"(?:^|\s)[~^]{2,}(?=\s|$)")
 
 
 def _folded(content: str) -> bool:
     """Whether a line holds a traceback reflowed into it: its header and a frame, or a frame
-    and words after the function's name (a frame line never goes on)."""
+    and words after the function's name (a frame line never goes on); after other words, a
+    frame with an error line after it (``... Full traceback points to: File "...", line 476,
+    in forward ... RuntimeError: ...``)."""
     at = content.find(HEADER_CORE)
     if at >= 0:
         return content.find('File "', at) > 0
-    if 'File "' not in content[:40]:
+    at = content.find('File "')
+    if at < 0 or (at > 0 and content[at - 1] not in " \t`"):
         return False
-    frame = _FOLDED_FRAME.match(content.lstrip(" \t`"))  # a code fence's marks before it
-    return frame is not None and bool(frame.group(4))
+    frame = _FOLDED_FRAME.match(content, at)
+    if frame is None:
+        return False
+    if not content[:at].strip(" \t`"):  # the line opens with it (a code fence's marks aside)
+        return bool(frame.group(4))
+    return _FOLDED_ERROR.search(frame.group(4)) is not None
 
 
 def _fold_start(content: str) -> int:
