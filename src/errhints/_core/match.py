@@ -182,10 +182,11 @@ def _release_fit(entry: Entry) -> int:
 
 
 def _newer_siblings(matches: list[Match]) -> dict[str, int]:
-    """For each match's entry, how many of the other matched entries raise the same template
-    of the same package at newer releases: ``x-old`` behind ``x`` when nothing in the text or
-    the installed packages says which side a failure is from, as most users run recent
-    releases."""
+    """For each match's entry, how many other matched entries are its failure at newer
+    releases (the same template of the same package, or the catalog's names for an entry split
+    at a release: ``x`` and ``x-old``, ``x-until-0-5-13-post1``, ``x-0-9-0``): the older side
+    goes behind when nothing in the text or the installed packages says which side a failure
+    is from, as most users run recent releases."""
     newer: dict[str, int] = {}
     for m in matches:
         entry = m.entry
@@ -194,10 +195,24 @@ def _newer_siblings(matches: list[Match]) -> dict[str, int]:
             1
             for other in matches
             if other.entry.package == entry.package
-            and other.entry.template.source == entry.template.source
+            and _split_at_a_release(entry, other.entry)
             and version_key(other.entry.releases.last) > last
         )
     return newer
+
+
+#: How the catalog names the older side of an entry split at a release (``x-old``,
+#: ``x-legacy``, ``x-until-0-5-13-post1``, ``x-0-9-0``, ``x-v5``).
+_RELEASE_SIDE = re.compile(
+    r"-(?:old|legacy|old-wording|until-[\d-]+(?:post\d+)?|\d+(?:-\d+)+|v\d+)"
+)
+
+
+def _split_at_a_release(a: Entry, b: Entry) -> bool:
+    if a.template.source == b.template.source:
+        return True
+    short, long = (a.id, b.id) if len(a.id) < len(b.id) else (b.id, a.id)
+    return long.startswith(short) and _RELEASE_SIDE.fullmatch(long, len(short)) is not None
 
 
 def _last(function: str) -> str:
@@ -525,8 +540,8 @@ class _Matcher:
             embedded, rank, score = match.sort_key()
             # Equally sure: the error shown last before the ones it was raised from, then the
             # template with more literal text, the more specific one (``KeyError: 'user'`` at
-            # a converter's site: the entry for that key before the one for any key), then,
-            # of an entry split at a release, the side with the newer releases.
+            # a converter's site: the entry for that key before the one for any key); but of
+            # an entry split at a release, the side with the newer releases first.
             specific = -match.entry.template.literal_chars
             return (
                 embedded,
@@ -534,8 +549,8 @@ class _Matcher:
                 _release_fit(match.entry),
                 score,
                 bool(match.relation),
-                specific,
                 newer[match.entry.id],
+                specific,
             )
 
         return sorted(self.found.values(), key=key)
