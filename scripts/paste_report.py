@@ -120,6 +120,7 @@ BATCHES = {
     "thirteenth": (964, 1071),
     "fourteenth": (1072, 1106),
     "fifteenth": (1107, 1203),
+    "sixteenth": (1204, 1236),
 }
 
 
