@@ -272,6 +272,18 @@ def test_a_raise_line_alone_says_what_is_raised() -> None:
     assert raise_in(r'raise ValueError("say \"hi\"")') == ("ValueError", 'say "hi"')
 
 
+@pytest.mark.parametrize("raise_", ["", "raise "])
+def test_an_exception_cited_between_backticks_in_prose_is_read(raise_: str) -> None:
+    """dev/1205: ``Now, in SGLang, it only shows `ValueError("...")`.``"""
+    message = "type fp8e4nv not supported in this architecture. The supported fp8 dtypes are"
+    facts = only(f'Now, in SGLang, it only shows `{raise_}ValueError("{message} (a, b)")`.\n')
+    assert (facts.type_name, facts.message) == ("ValueError", f"{message} (a, b)")
+    # a call that constructs no exception, and prose without backticks, are not read so
+    printed = scan_text('It shows `print("type fp8e4nv is not supported")`.\n')
+    assert all(f.facts.type_name == "" for f in printed)
+    assert scan_text(f'It shows ValueError("{message}") here.\n')[0].facts.type_name != "ValueError"
+
+
 def test_frames_whose_indentation_was_lost() -> None:
     """dev/063, dev/213: every line at column 0, carets included."""
     facts = only(

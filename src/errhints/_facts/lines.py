@@ -14,6 +14,7 @@ __all__ = [
     "ANSI",
     "KNOWN_EXCEPTIONS",
     "RAY_REPEAT",
+    "cited_raise_in",
     "exception_in",
     "glued_error",
     "is_exception_name",
@@ -408,6 +409,23 @@ def raise_in(content: str) -> tuple[str, str] | None:
         literal = "".join(parts)
         return (m.group(1), literal) if literal.strip() else None
     return None
+
+
+#: A raise statement or an exception's construction cited between backticks in prose.
+_CITED_CALL = re.compile(
+    r"`(?:raise )?([A-Za-z_][\w.]{0,200}(?:Error|Exception|Warning))"
+    r"\((?=(?:[rRbB]?[fF]|[fF]?[rR])?[\"'])"
+)
+
+
+def cited_raise_in(content: str) -> tuple[str, str] | None:
+    """``... SGLang only shows `ValueError("type fp8e4nv not supported ...")`.`` -> the
+    exception and its message, as :func:`raise_in` reads a raise statement; ``None`` when no
+    backticks in the line hold one."""
+    found = _CITED_CALL.search(content) if "`" in content else None
+    if found is None:
+        return None
+    return raise_in("raise " + content[found.start(1) :])
 
 
 def unwrap(content: str) -> str:

@@ -21,6 +21,7 @@ from .lines import (
     RAY_REPEAT,
     SAID_ERROR,
     SAID_ERROR_SPAN,
+    cited_raise_in,
     exception_in,
     glued_error,
     is_exception_name,
@@ -1312,6 +1313,8 @@ class _Scanner:
             self._open(record)
             return
         raised = raise_in(content) if "raise " in content[:80] else None
+        if raised is None and "`" in content and exception_in(content) is None:
+            raised = cited_raise_in(content)  # prose citing ```ValueError("...")```
         if raised is not None:
             # A source line alone (``raise ValueError(f"...")``): what the code raises.
             facts = ErrorFacts(type_name=raised[0], message=raised[1])
