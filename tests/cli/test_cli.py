@@ -258,6 +258,25 @@ def test_a_message_carried_in_sglangs_own_message_is_sglangs() -> None:
     ]
 
 
+def test_one_failure_split_at_several_releases_lists_its_newest_side_first() -> None:
+    """The KV pool leak check was reworded four times; text without a version gets the
+    entries of every wording it fits, the newest releases first."""
+    text = (
+        "token_to_kv_pool_allocator memory leak detected! available_size=1, protected_size=2,"
+        " self.max_total_num_tokens=3\navailable_token_size=4\n"
+    )
+    proc = errhints("explain", "--json", "-", stdin=text)
+    (finding,) = json.loads(proc.stdout)["findings"]
+    ids = [m["id"] for m in finding["matches"] if m["confidence"] == "strong"]
+    assert ids[:2] == [
+        "sglang.token-kv-pool-leak-detected-strict",
+        "sglang.token-kv-pool-leak-detected",
+    ]
+    assert ids.index("sglang.token-kv-pool-leak-detected-until-0-4-9-post2") < ids.index(
+        "sglang.token-kv-pool-leak-detected-until-0-4-8-post1"
+    )
+
+
 def test_a_tensor_name_key_error_is_matched_on_its_shape() -> None:
     """``KeyError: {name}`` has no literal text; a checkpoint tensor's name is its shape.
     dev/336 alone: weak (nothing shows whose run); dev/334, a log printed newest first with

@@ -84,3 +84,19 @@ def test_a_shared_message_alone_is_weak_and_strong_in_an_sglang_log(tmp_path: Pa
         json.dumps({"format": siteindex.FORMAT, "projects": {}}), encoding="utf-8"
     )
     assert "errhints: sglang.fp8-moe-block-quant-not-divisible" in explain(MOE, index)
+
+
+def test_pythons_own_messages_are_known_by_their_words() -> None:
+    """Python's wording, however the code spells its placeholders and spaces."""
+    from errhints._core.lookalikes import python_says
+
+    for template in (
+        "'{self.__class__.__name__}' object has no attribute '{name}'",
+        "{fn}() missing {n} required positional argument: '{arg}'",
+        "{func}()  takes {n} positional arguments but {m} were given",
+        "No module named {module}",
+        "invalid literal for int() with base 10: {value!r}",
+    ):
+        assert python_says(parse_template(template)), template
+    assert not python_says(parse_template("'{name}' object has no attribute for {x}"))
+    assert not python_says(parse_template("No module named '{module}'; install sglang[all]"))

@@ -246,6 +246,14 @@ def test_pythons_own_words_and_retyped_or_prose_filled_messages_are_not_evidence
 
 
 @pytest.mark.usefixtures("shipped_index")
+def test_a_key_errors_quoted_message_alone_is_read_unquoted() -> None:
+    assert _identified("KeyError: 'Layer 3 is not a full-attention layer'") == [
+        "sglang:sglang/srt/hardware_backend/mlx/kv_cache/layout.py:"
+        "MlxModelCacheLayout.full_kv_pool_index"
+    ]
+
+
+@pytest.mark.usefixtures("shipped_index")
 def test_a_short_template_off_the_stack_is_not_named_for_a_stack_of_sglangs() -> None:
     """dev/1113: xgrammar's check failed under SGLang's frames fits ``{label} failed: {err}``
     of a function that is not on the stack."""

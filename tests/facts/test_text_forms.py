@@ -1032,6 +1032,12 @@ REFLOWED_AFTER_WORDS = {
         "    raise Exception(\n"
         "Exception: Capture cuda graph failed: CUDA out of memory.\n",
     ),
+    "error-in-a-string": (
+        "",
+        '  File "/w/sglang/srt/x.py", line 3, in f\n'
+        '    raise RuntimeError(f"NCCL Error: {e}")\n'
+        "RuntimeError: NCCL Error: unhandled system error\n",
+    ),
     "dotted-name": (
         "",
         '  File "/env/triton/compiler/compiler.py", line 374, in _init_handles\n'

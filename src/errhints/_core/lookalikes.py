@@ -11,6 +11,7 @@ Loaded on first use, data only, no network; any internal error reads as "not sha
 
 from __future__ import annotations
 
+import re
 import zlib
 from typing import TYPE_CHECKING
 
@@ -71,12 +72,12 @@ _PYTHON_SKELETONS = frozenset(
         "invalid literal for int() with base 10: {}",
         "could not convert string to float: {}",
         "list index out of range",
-        "{}",
     }
 )
+_SPACES = re.compile(r"\s+")
 
 
 def python_says(template: Template) -> bool:
     """Whether Python's own error messages read like this template (placeholders aside)."""
-    skeleton = "{}".join(" ".join(piece.split()) for piece in template.literals)
+    skeleton = "{}".join(_SPACES.sub(" ", piece) for piece in template.literals)
     return skeleton in _PYTHON_SKELETONS

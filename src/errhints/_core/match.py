@@ -183,36 +183,41 @@ def _release_fit(entry: Entry) -> int:
 
 def _newer_siblings(matches: list[Match]) -> dict[str, int]:
     """For each match's entry, how many other matched entries are its failure at newer
-    releases (the same template of the same package, or the catalog's names for an entry split
-    at a release: ``x`` and ``x-old``, ``x-until-0-5-13-post1``, ``x-0-9-0``): the older side
-    goes behind when nothing in the text or the installed packages says which side a failure
-    is from, as most users run recent releases."""
-    newer: dict[str, int] = {}
+    releases: the older sides go behind when nothing in the text or the installed packages
+    says which side a failure is from, as most users run recent releases.
+
+    One failure is one family: entries of one package that raise the same template, or whose
+    ids differ only by the catalog's names for an older side (``x``, ``x-old``,
+    ``x-until-0-5-13-post1``, ``x-0-9-0``), joined transitively.
+    """
+    parent: dict[str, str] = {}
+
+    def root(key: str) -> str:
+        while parent.setdefault(key, key) != key:
+            key = parent[key]
+        return key
+
     for m in matches:
         entry = m.entry
-        last = version_key(entry.releases.last)
-        newer[entry.id] = sum(
+        base = _RELEASE_SIDE.sub("", entry.id, count=1)
+        for key in (f"id:{base}", f"template:{entry.package}:{entry.template.source}"):
+            parent[root(key)] = root(f"entry:{entry.id}")
+    family = {m.entry.id: root(f"entry:{m.entry.id}") for m in matches}
+    newer: dict[str, int] = {}
+    for m in matches:
+        last = version_key(m.entry.releases.last)
+        newer[m.entry.id] = sum(
             1
             for other in matches
-            if other.entry.package == entry.package
-            and _split_at_a_release(entry, other.entry)
+            if family[other.entry.id] == family[m.entry.id]
             and version_key(other.entry.releases.last) > last
         )
     return newer
 
 
 #: How the catalog names the older side of an entry split at a release (``x-old``,
-#: ``x-legacy``, ``x-until-0-5-13-post1``, ``x-0-9-0``, ``x-v5``).
-_RELEASE_SIDE = re.compile(
-    r"-(?:old|legacy|old-wording|until-[\d-]+(?:post\d+)?|\d+(?:-\d+)+|v\d+)"
-)
-
-
-def _split_at_a_release(a: Entry, b: Entry) -> bool:
-    if a.template.source == b.template.source:
-        return True
-    short, long = (a.id, b.id) if len(a.id) < len(b.id) else (b.id, a.id)
-    return long.startswith(short) and _RELEASE_SIDE.fullmatch(long, len(short)) is not None
+#: ``x-legacy``, ``x-old-wording``, ``x-until-0-5-13-post1``, ``x-0-9-0``), at the id's end.
+_RELEASE_SIDE = re.compile(r"-(?:old|legacy|old-wording|until-[\d-]+(?:post\d+)?|\d+(?:-\d+){2,})$")
 
 
 def _last(function: str) -> str:

@@ -81,8 +81,9 @@ def identify_facts(facts: ErrorFacts, *, warnings: bool = False) -> list[Match]:
     """The site-index record of where ``facts`` (or a failure of its chain) is raised.
 
     Like curated entries, it needs evidence of SGLang or LlamaFactory: one of their frames
-    on a known stack, or, for text without frames, a message with enough literal text that
-    it cannot be an accident.
+    on a known stack (and a template of little literal text only when its site is on that
+    stack), or, for text without frames, a message that cannot be an accident
+    (:func:`_evidence_alone`).
     """
     from . import siteindex
 
@@ -140,14 +141,17 @@ def _evidence_alone(template: str, message: str) -> bool:
         return False
     if parsed.literal_chars < MIN_LITERAL_CHARS or python_says(parsed) or shared_by(parsed):
         return False
-    values = parsed.fits(message)
-    if values is None:
-        return False
-    for name, value in zip(parsed.names, values, strict=False):
-        free = any(w in _FREE_TEXT for w in _NAME_WORD.findall(name.lower()))
-        if not free and _PROSE.fullmatch(value.strip()):
-            return False
-    return True
+    from .siteindex import MAX_MESSAGE, variants
+
+    for text in variants(message[:MAX_MESSAGE]):  # the message, unquoted, line by line
+        values = parsed.fits(text)
+        if values is not None:
+            return not any(
+                _PROSE.fullmatch(value.strip())
+                and not any(w in _FREE_TEXT for w in _NAME_WORD.findall(name.lower()))
+                for name, value in zip(parsed.names, values, strict=False)
+            )
+    return False
 
 
 def _literal_chars(template: str) -> int:

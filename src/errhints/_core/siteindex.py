@@ -43,6 +43,7 @@ __all__ = [
     "site_counts",
     "sites_at",
     "template_keywords",
+    "variants",
 ]
 
 #: The data format this reader understands (``manifest.json`` and ``releases.json``).
@@ -345,7 +346,7 @@ def reset() -> None:
         _state.clear()
 
 
-def _variants(message: str) -> list[str]:
+def variants(message: str) -> list[str]:
     """Texts a raised message may have been wrapped into, the message itself first."""
     out = [message]
     if len(message) >= 2 and message[0] == message[-1] and message[0] in "'\"":
@@ -411,7 +412,7 @@ def _identify(
         return []
     wanted = _short(type_name or "")
     hits: dict[int, tuple[tuple[int, int, int, int, int], _Row]] = {}
-    for text in _variants(message[:MAX_MESSAGE] if len(message) > MAX_MESSAGE else message):
+    for text in variants(message[:MAX_MESSAGE] if len(message) > MAX_MESSAGE else message):
         words = set(_WORD.findall(text.lower())) & index.keys
         for word in sorted(words):
             for row in index.group(word):

@@ -413,8 +413,7 @@ def raise_in(content: str) -> tuple[str, str] | None:
 
 #: A raise statement or an exception's construction cited between backticks in prose.
 _CITED_CALL = re.compile(
-    r"`(?:raise )?([A-Za-z_][\w.]{0,200}(?:Error|Exception|Warning))"
-    r"\((?=(?:[rRbB]?[fF]|[fF]?[rR])?[\"'])"
+    r"`(?:raise )?([A-Za-z_][\w.]{0,200})\((?=(?:[rRbB]?[fF]|[fF]?[rR])?[\"'])"
 )
 
 
@@ -422,10 +421,13 @@ def cited_raise_in(content: str) -> tuple[str, str] | None:
     """``... SGLang only shows `ValueError("type fp8e4nv not supported ...")`.`` -> the
     exception and its message, as :func:`raise_in` reads a raise statement; ``None`` when no
     backticks in the line hold one."""
-    found = _CITED_CALL.search(content) if "`" in content else None
-    if found is None:
+    if "`" not in content:
         return None
-    return raise_in("raise " + content[found.start(1) :])
+    for found in _CITED_CALL.finditer(content):
+        raised = raise_in("raise " + content[found.start(1) :])
+        if raised is not None:
+            return raised
+    return None
 
 
 def unwrap(content: str) -> str:

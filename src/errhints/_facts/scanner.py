@@ -684,12 +684,22 @@ _FOLD_BREAK = re.compile(
 _FOLDED_FRAME = re.compile(
     r'File "([^"\n]{1,1000})", line (\d{1,9}), in (<[^<>\n]{1,200}>|\S{1,300})\s*(.*)'
 )
-#: The error line after the last frame's source line, in a reflowed traceback.
-_FOLDED_ERROR = re.compile(
-    r"(?:^|(?<=\s))((?:[A-Za-z_][\w.]{0,200})?(?:Error|Exception|Warning|Exit|Interrupt|Failure)"
-    r"|KeyboardInterrupt|StopIteration"
-    r"|[a-z_]\w{0,40}(?:\.[a-z_]\w{0,40}){1,8}\.[A-Z]\w{2,100})(?=:\s|:?$)"  # a.b.OutOfResources
-)
+#: A name followed by ``:`` (or ending the text) after the last frame's source line, in a
+#: reflowed traceback: the error line starts at the first one that names an exception.
+_FOLDED_NAME = re.compile(r"(?:^|(?<=\s))([A-Za-z_][\w.]{0,200})(?=:\s|:?$)")
+
+
+def _folded_error(rest: str) -> re.Match[str] | None:
+    """Where the error line starts in what follows the last frame of a reflowed traceback:
+    its source line comes first, and may hold ``Error:`` in a string; a bare ``Exception``
+    (``raise Exception(...)`` prints ``Exception: ...``) counts here, as nowhere else."""
+    for found in _FOLDED_NAME.finditer(rest):
+        name = found.group(1)
+        if name == "Exception" or is_exception_name(name):
+            return found
+    return None
+
+
 _CARETS = re.compile(r"(?:^|\s)[~^]{2,}(?=\s|$)")
 
 
@@ -709,7 +719,7 @@ def _folded(content: str) -> bool:
         return False
     if not content[:at].strip(" \t`"):  # the line opens with it (a code fence's marks aside)
         return bool(frame.group(4))
-    return _FOLDED_ERROR.search(frame.group(4)) is not None
+    return _folded_error(frame.group(4)) is not None
 
 
 def _fold_start(content: str) -> int:
@@ -740,7 +750,7 @@ def _unfolded(text: str) -> list[str]:
         lines.append(f'  File "{path}", line {number}, in {function}')
         rest = _CARETS.sub("", rest).strip()
         last = i + 1 == len(pieces) or _FOLDED_FRAME.match(pieces[i + 1].strip()) is None
-        error = _FOLDED_ERROR.search(rest) if last else None
+        error = _folded_error(rest) if last else None
         source = rest[: error.start()].strip() if error is not None else rest
         if source:
             lines.append("    " + source)
