@@ -6,7 +6,7 @@ own process, and the findings are compared with the manifest's expectations:
 * positives (SGLang/LlamaFactory failures), by form (complete / excerpt / one-line):
   ``parsed`` = any finding at all, ``recognised`` = any catalog match of any confidence,
   ``explained`` = the expected entry (or the other side of an entry split at a release,
-  ``x``/``x-legacy``/``x-old``) is among the exact or strong matches,
+  ``x``/``x-old``/``x-until-0-5-9``...) is among the exact or strong matches,
   ``covered`` = the manifest names an expected entry (the catalog has one for this failure);
 * negatives (other projects' failures), by form: ``false hints`` = any exact or strong match;
 * covered positives, by whether the paste shows the error at all (the manifest's ``message``

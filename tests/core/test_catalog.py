@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from errhints._core.catalog import FIELDS, load_catalog
+from errhints._core.catalog import FIELDS, load_catalog, split_family
 
 GOOD = """
 id = "mypkg.thing-broke"
@@ -232,3 +232,26 @@ def test_a_renamed_context_frame_keeps_its_own_releases(tmp_path: Path) -> None:
     shown = proc.stdout
     assert "applies when on the stack: mypkg/run.py in Runner.go\n" in shown
     assert "applies when on the stack: mypkg/old.py in OldRunner.go (mypkg 0.8 to 0.9)" in shown
+
+
+@pytest.mark.parametrize(
+    ("entry_id", "family"),
+    [
+        ("sglang.x-old", "sglang.x"),
+        ("sglang.x-legacy", "sglang.x"),
+        ("sglang.top-k-invalid-old-wording", "sglang.top-k-invalid"),
+        ("sglang.capture-cuda-graph-failed-until-0-5-13-post1", "sglang.capture-cuda-graph-failed"),
+        ("llamafactory.image-count-mismatch-0-9-0", "llamafactory.image-count-mismatch"),
+        # other failures whose ids share a start, and ranges of values, are not sides of a split
+        ("sglang.nccl-error-during-init", "sglang.nccl-error-during-init"),
+        (
+            "sglang.repetition-penalty-out-of-range-0-2",
+            "sglang.repetition-penalty-out-of-range-0-2",
+        ),
+        ("sglang.token-kv-pool-leak-detected-strict", "sglang.token-kv-pool-leak-detected-strict"),
+    ],
+)
+def test_the_sides_of_an_entry_split_at_a_release_share_one_family(
+    entry_id: str, family: str
+) -> None:
+    assert split_family(entry_id) == family

@@ -480,17 +480,15 @@ def _mentions(data: Mapping[str, Any], releases: ReleaseRange) -> dict[str, tupl
     return mentions
 
 
-#: Suffixes of an entry split at a release (``x`` and ``x-legacy``, ``x-old``): one failure,
-#: two ranges of releases, each side with the causes and fixes that hold there.
-SPLIT_SUFFIXES = ("-legacy", "-old")
+#: The suffix of an older side of an entry split at a release (``x`` and ``x-old``,
+#: ``x-legacy``, ``x-old-wording``, ``x-until-0-5-13-post1``, ``x-0-9-0``): one failure, several
+#: ranges of releases, each side with the causes and fixes that hold there.
+_SPLIT_SUFFIX = re.compile(r"-(?:old|legacy|old-wording|until-[\d-]+(?:post\d+)?|\d+(?:-\d+){2,})$")
 
 
 def split_family(entry_id: str) -> str:
-    """The id both sides of an entry split at a release share (``x`` for ``x-legacy``)."""
-    for suffix in SPLIT_SUFFIXES:
-        if entry_id.endswith(suffix):
-            return entry_id[: -len(suffix)]
-    return entry_id
+    """The id every side of an entry split at a release shares (``x`` for ``x-legacy``)."""
+    return _SPLIT_SUFFIX.sub("", entry_id, count=1)
 
 
 def mention_range(mention: str, releases: ReleaseRange) -> tuple[str, ReleaseRange]:

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from .._config import guard
 from .._facts.model import ErrorFacts, Frame
 from .._packages import canonical_path, installed_release, project_names
-from .catalog import Catalog, ContextFrame, Entry, Site, site_dict
+from .catalog import Catalog, ContextFrame, Entry, Site, site_dict, split_family
 from .lookalikes import shared_by
 from .releases import version_key
 from .template import (
@@ -187,8 +187,8 @@ def _newer_siblings(matches: list[Match]) -> dict[str, int]:
     says which side a failure is from, as most users run recent releases.
 
     One failure is one family: entries of one package that raise the same template, or whose
-    ids differ only by the catalog's names for an older side (``x``, ``x-old``,
-    ``x-until-0-5-13-post1``, ``x-0-9-0``), joined transitively.
+    ids name one entry split at a release (:func:`~.catalog.split_family`), joined
+    transitively.
     """
     parent: dict[str, str] = {}
 
@@ -199,8 +199,8 @@ def _newer_siblings(matches: list[Match]) -> dict[str, int]:
 
     for m in matches:
         entry = m.entry
-        base = _RELEASE_SIDE.sub("", entry.id, count=1)
-        for key in (f"id:{base}", f"template:{entry.package}:{entry.template.source}"):
+        split = split_family(entry.id)
+        for key in (f"id:{split}", f"template:{entry.package}:{entry.template.source}"):
             parent[root(key)] = root(f"entry:{entry.id}")
     family = {m.entry.id: root(f"entry:{m.entry.id}") for m in matches}
     newer: dict[str, int] = {}
@@ -213,11 +213,6 @@ def _newer_siblings(matches: list[Match]) -> dict[str, int]:
             and version_key(other.entry.releases.last) > last
         )
     return newer
-
-
-#: How the catalog names the older side of an entry split at a release (``x-old``,
-#: ``x-legacy``, ``x-old-wording``, ``x-until-0-5-13-post1``, ``x-0-9-0``), at the id's end.
-_RELEASE_SIDE = re.compile(r"-(?:old|legacy|old-wording|until-[\d-]+(?:post\d+)?|\d+(?:-\d+){2,})$")
 
 
 def _last(function: str) -> str:
