@@ -121,6 +121,7 @@ BATCHES = {
     "fourteenth": (1072, 1106),
     "fifteenth": (1107, 1203),
     "sixteenth": (1204, 1236),
+    "seventeenth": (1237, 1275),
 }
 
 
