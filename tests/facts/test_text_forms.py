@@ -1352,3 +1352,87 @@ def test_a_message_line_starting_with_a_short_dotted_name_stays_in_the_message()
         "torch.cuda - not available",
         "flash_attn.ops - not installed",
     ]
+
+
+# -- held-back misses of the eleventh to thirteenth batches (read after three reports) -------
+
+
+def test_a_message_whose_line_breaks_a_page_dropped_fits_its_template() -> None:
+    """Held-back 839: SGLang's three-line prefill message with its line breaks gone
+    (``...batch size.Try to allocate ...``), as a rendered page copies it."""
+    glued = (
+        "RuntimeError: Prefill out of memory. Try to lower your batch size.Try to allocate"
+        " 1444 tokens.Avaliable tokens:5120self.token to kv pool allocator.available size()=5120"
+    )
+    (found,) = explain_text(glued + "\n")
+    assert found.matches[0].entry.id == "sglang.prefill-out-of-memory"
+    spaced = glued.replace("size.Try", "size. Try").replace("tokens.Ava", "tokens. Ava")
+    assert explain_text(spaced + "\n")[0].matches[0].entry.id == "sglang.prefill-out-of-memory"
+    # the words must still be the template's, in its order
+    assert not explain_text(glued.replace("Try to allocate", "Allocating") + "\n")[0].matches
+
+
+def test_prose_after_two_spaces_is_not_the_message() -> None:
+    """Held-back 860: a question in Chinese after the message and two spaces."""
+    line = "训练方式选择full的话，提示ValueError: Adapter is only valid for the LoRA method.  请问该怎么处理呢？"
+    (found,) = explain_text(line + "\n")
+    assert [m.entry.id for m in found.matches] == ["llamafactory.adapter-only-for-lora"]
+
+
+def test_a_message_written_as_a_triple_quoted_string_starts_with_its_line_break() -> None:
+    """Held-back 862: bitsandbytes' ``RuntimeError('''\\n        CUDA Setup failed ...''')``
+    behind a rank's prefix, with a blank line inside."""
+    text = (
+        "[rank0]: RuntimeError:\n"
+        "[rank0]:         CUDA Setup failed despite GPU being available. Please run the following"
+        " command to get more information:\n\n"
+        "[rank0]:         python -m bitsandbytes\n"
+    )
+    (found,) = explain_text(text)
+    assert found.finding.facts.message.startswith("\n")
+    assert [m.entry.id for m in found.matches] == ["llamafactory.bnb-cuda-setup-failed"]
+
+
+def test_an_error_cited_in_double_quotes_ends_at_its_closing_quote() -> None:
+    """Held-back 931: an issue title ``About “RuntimeError: 'weight' must be 2-D”``, whose
+    curly quotes are read as straight ones."""
+    assert only("About \u201cRuntimeError: 'weight' must be 2-D\u201d\n").message == (
+        "'weight' must be 2-D"
+    )
+    assert only('It says "ValueError: bad "x" here" again\n').message == 'bad "x" here'
+
+
+def test_a_log_prefix_whose_opening_bracket_was_cut_is_still_a_prefix() -> None:
+    """Held-back 964: an excerpt that starts inside SGLang's ``[2025-02-17 11:56:43]``."""
+    text = (
+        "2025-02-17 11:56:43] Initialization failed. warmup error: Traceback (most recent call"
+        " last):\n"
+        '  File "/x/python3.11/site-packages/sglang/srt/entrypoints/http_server.py", line 548,'
+        " in _wait_and_warmup\n"
+        '    assert res.status_code == 200, f"{res=}, {res.text=}"\n'
+        "AssertionError: res=<Response [403]>, res.text='<html>forbidden</html>'\n"
+    )
+    (found,) = explain_text(text)
+    assert found.matches[0].entry.id == "sglang.initialization-failed-warmup"
+    assert found.matches[0].confidence in ("exact", "strong")
+    # not inside a line: a time with a bracket after it in a message stays the message's
+    assert only("ValueError: at 2025-02-17 11:56:43] x\n").message == "at 2025-02-17 11:56:43] x"
+
+
+def test_a_short_paste_reads_its_lines_logged_as_warnings() -> None:
+    """Held-back 912: a shell session and gradio's banner above LlamaFactory's logged warning;
+    no line has an error form, and the paste is longer than a few lines."""
+    text = (
+        "(llamafactory_env) student@vm:~$ llamafactory-cli webui\n"
+        "Running on local URL:  http://0.0.0.0:7860\n"
+        "Running on public URL: https://0123456789abcdef.gradio.live\n\n"
+        "This share link expires in 72 hours.\n"
+        "06/03/2024 09:08:12 - WARNING - llamafactory.webui.common - Cannot open"
+        " data/dataset_info.json due to [Errno 2] No such file or directory:"
+        " 'data/dataset_info.json'.\n"
+    )
+    found = [e for e in explain_text(text) if e.matches]
+    assert [e.matches[0].entry.id for e in found] == ["llamafactory.cannot-open-dataset-info"]
+    assert found[0].finding.line == 6
+    # an INFO line is not read that way
+    assert not any(e.matches for e in explain_text(text.replace("WARNING", "INFO")))

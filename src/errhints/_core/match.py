@@ -270,6 +270,9 @@ class Index:
         seen: dict[str, Entry] = {}  # by key: an entry and the views of what it carries
         for entry in self.by_head.get(_head_key(message), ()):
             seen[entry.key] = entry
+        if message[:1].isspace():  # a triple-quoted message starts with its line break
+            for entry in self.by_head.get(_head_key(message.lstrip()), ()):
+                seen[entry.key] = entry
         if (start := prose_lead(message)) > 0:  # ``...导致报错ChatGLM model is not supported``
             for entry in self.by_head.get(_head_key(message[start:]), ()):
                 seen[entry.key] = entry

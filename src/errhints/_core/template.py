@@ -67,7 +67,8 @@ def _cjk(char: str) -> bool:
 
 def _glued_prose(message: str) -> int:
     """Where prose in another script starts right after the message's last sentence (a full
-    stop or closing bracket followed by a CJK character), else ``-1``. The prose may hold
+    stop or closing bracket followed by a CJK character, or by spaces and one), else ``-1``;
+    the message ends at the sentence's end. The prose may hold
     words in ASCII (``...LoRA method.只能使用lora吗``), in fewer characters than its CJK ones."""
     cjk = letters = 0
     for at in range(len(message) - 1, 0, -1):
@@ -78,8 +79,12 @@ def _glued_prose(message: str) -> int:
             letters += 1
             if letters > cjk:
                 return -1  # only a tail in another script is looked at
-        if message[at - 1] in ".!)]" and _cjk(char):
-            return at
+        if _cjk(char):
+            end = at
+            while end > 1 and message[end - 1] == " ":
+                end -= 1  # ``...LoRA method.  请问...``: spaces before the prose
+            if message[end - 1] in ".!)]":
+                return end
     return -1
 
 
@@ -156,6 +161,8 @@ class Template:
         wrote (the user's own words under a quoted error). Likewise a message whose last
         sentence runs into words in another script (``...access to localhost.请大佬们执教``).
         A message wrapped where a space was (an editor's soft wrap) fits with the space back.
+        So does a message whose line breaks a rendered page dropped (``...batch size.Try to
+        allocate ...``), and one that starts with the line break of a triple-quoted string.
         Last of all, for a literal-rich template: a retyped message, the same words in the
         same order with punctuation, case and line breaks aside.
         """
@@ -190,6 +197,16 @@ class Template:
                 # a copy from a rendered page or a retyped line doubles a space
                 lits = tuple(_SPACES.sub(" ", lit) for lit in (*self.literals[:-1], last))
                 values = self._match(_SPACES.sub(" ", stripped), lits)
+            if values is None and stripped[:1].isspace() and not self.literals[0][:1].isspace():
+                # a message written as a triple-quoted string starts with its line break
+                values = self._fits(stripped.lstrip())
+            if values is None and "\n" in self.source and "\n" not in stripped:
+                # a rendered page dropped the line breaks between the message's lines
+                for joint in ("", " "):
+                    lits = tuple(_LINE_BREAK.sub(joint, lit) for lit in (*self.literals[:-1], last))
+                    values = self._match(stripped, lits)
+                    if values is not None:
+                        break
             if values is None and "\n" in stripped and "\n" not in self.source:
                 values = self._fits(stripped.replace("\n", ""))
                 if values is None:  # wrapped where a space was (an editor's soft wrap)

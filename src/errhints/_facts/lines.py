@@ -68,7 +68,9 @@ _LEVELS = r"(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL|TRACE|NOTICE|SUCCESS
 
 #: One token of a log prefix, matched at a position (never searched).
 _TOKEN = re.compile(
-    r"(?P<ts>(?:" + _TS + r")(?: (?:stdout|stderr) [FP])?)(?=[ \t|\]]|$)"
+    # a bracketed prefix whose ``[`` an excerpt cut off: ``2025-02-17 11:56:43 TP0] ``
+    r"(?P<cutbr>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?: [^\[\]\n]{1,40})?\]:?)(?= )"
+    r"|(?P<ts>(?:" + _TS + r")(?: (?:stdout|stderr) [FP])?)(?=[ \t|\]]|$)"
     r"|(?P<br>\[(?:[^\[\]\n]{0,40}\d\d:\d\d:\d\d[^\[\]\n]{0,120}"
     r"|(?=[^\]\n]{0,160}[A-Za-z])[^\[\]\n]{1,160})\]:?)(?!\()"  # not a Markdown link's text
     r"|(?P<ray>\([\w.:-]{0,80} ?pid=\d{1,10}[^()\n]{0,200}\)"
@@ -212,8 +214,9 @@ def _exception_at(
     return begin, name, content[begin:]
 
 
-#: Quotes prose puts around an error line it cites: `ValueError: ...`, “ValueError: ...”.
-_CLOSING_QUOTE = {"`": "`", "\u201c": "\u201d"}
+#: Quotes prose puts around an error line it cites: `ValueError: ...`, “ValueError: ...”
+#: (read with straight quotes, as the scanner reads lines: "ValueError: ...").
+_CLOSING_QUOTE = {"`": "`", "\u201c": "\u201d", '"': '"'}
 
 
 #: What may follow a quote that closes a citation: a space, the end, or punctuation.
@@ -358,6 +361,10 @@ def peel(line: str) -> tuple[str, str]:
             keys.append(">>")  # every logger of one LlamaFactory run writes one stream
         elif kind == "br":
             keys.append(_TS_IN.sub("T", token))
+        elif kind == "cutbr":
+            if pos:
+                break  # only where the line starts: there the excerpt cut the ``[``
+            keys.append("[" + _TS_IN.sub("T", token))  # the stream of its whole lines
         elif kind == "syslog":
             keys.append("T" + token[15:])  # ``Jun 11 09:30:02``: every day one stream
         else:

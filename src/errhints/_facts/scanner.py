@@ -156,6 +156,12 @@ _OPENING_CHARS = 4096
 
 _OPENING_LINES = 3
 
+#: A log prefix's level of warning or above: a word (``- WARNING -``, ``ERROR:``) or glog's
+#: letter (``W0429 11:19:48.007000 ...]``).
+_SEVERE = re.compile(
+    r"(?<![A-Za-z])(?:WARNING|WARN|ERROR|CRITICAL|FATAL)(?![A-Za-z])|(?<!\S)[WEF]\d{4} "
+)
+
 #: The spaces a terminal padded a line with, up to its width: a record glued after them is
 #: a line of its own (``... in _run_code      2024-06-02 00:26:10 | ERROR | ...``).
 _PADDING = " " * 8
@@ -985,10 +991,14 @@ class _Scanner:
             fenced: list[tuple[int, str]] = []
             widths = [len(line) for line in lines]
             records: set[int] = set()  # lines a log prefix or the shell's ``Killed`` starts
+            severe: set[int] = set()  # lines logged at warning level or above
             inside = False
             for lineno, raw in enumerate(lines, 1):
                 raw = _unbarred(ANSI.sub("", raw)).translate(_CURLY).lstrip("\ufeff")
-                key, content = peel(_MARKDOWN_HEADING.sub("", raw.strip(), count=1))
+                line = _MARKDOWN_HEADING.sub("", raw.strip(), count=1)
+                key, content = peel(line)
+                if key and _SEVERE.search(line, 0, len(line) - len(content)) is not None:
+                    severe.add(lineno)
                 if content[:1] == ">":  # a ``> `` quote of a log record: its prefix inside
                     more, content = peel(unwrap(content))
                     key += more
@@ -1006,8 +1016,9 @@ class _Scanner:
             tentative = len(kept) > _OPENING_LINES
             if tentative:
                 # Longer, and still no error form: its first line may be the error all the
-                # same (an issue's title, a message's first line above its details).
-                kept = kept[:1]
+                # same (an issue's title, a message's first line above its details), and so
+                # may a line logged as a warning or an error (``... - WARNING - name - ...``).
+                kept = kept[:1] + [k for k in kept[1:] if k[0] in severe]
             kept = [(lineno, line) for lineno, line in kept if lineno not in self._said_lines]
             for first, last, message in _unwrapped_lines(kept, widths, records):
                 facts = ErrorFacts(type_name="", message=message)
