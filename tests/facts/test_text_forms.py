@@ -1223,6 +1223,18 @@ def test_a_loggers_name_before_its_message_is_a_prefix() -> None:
             " `--is-embedding`\u2026",
             "sglang.not-an-embedding-model",
         ),
+        # dev/497's: cut inside the last value, with all the literal text but ``)`` before it
+        (
+            "ImportError: cannot import name 'CachedGrammarCompiler' from 'xgrammar'"
+            " (/usr/local/lib/pytho...",
+            "sglang.xgrammar-import-name",
+        ),
+        # dev/233's: a message of several lines, on the one line of a title
+        (
+            "OSError: You are trying to access a gated repo. Make sure to have access to it at"
+            " https:/...",
+            "sglang.hf-gated-repo",
+        ),
     ],
 )
 def test_a_title_cut_with_an_ellipsis_still_names_its_entry(title: str, entry: str) -> None:

@@ -271,7 +271,10 @@ class Template:
     def _elided(self, message: str) -> tuple[str, ...] | None:
         """Values for a message its writer cut with an ellipsis (``Please add
         `--is-embedding`...``): what is left is the template's start, cut inside a literal
-        or a value, and holds twice a whole template's distinctive literal text."""
+        or a value, and holds twice a whole template's distinctive literal text, or all of the
+        template's literal text but its punctuation (``cannot import name '{name}' from
+        'xgrammar' ({path})`` cut inside the path). An issue title holds a message of several
+        lines on one."""
         text = message.rstrip()
         for mark in ELLIPSES:
             if text.endswith(mark):
@@ -279,9 +282,13 @@ class Template:
                 break
         else:
             return None
+        # twice a distinctive text, or all the template's literal text but punctuation
+        enough = max(MIN_LITERAL_CHARS, min(2 * MIN_LITERAL_CHARS, self.literal_chars))
         lits = self.literals
+        if "\n" in self.source and "\n" not in text:  # an issue title: one line
+            lits = tuple(_LINE_BREAK.sub(" ", lit) for lit in lits)
         if lits[0].startswith(text):  # cut inside the first literal
-            return () if sum(c.isalnum() for c in text) >= 2 * MIN_LITERAL_CHARS else None
+            return () if sum(c.isalnum() for c in text) >= enough else None
         chars = 0
         best: tuple[str, ...] | None = None
         for k in range(1, len(lits)):
@@ -291,7 +298,7 @@ class Template:
             chars += sum(c.isalnum() for c in lits[k - 1])
             cut = _cut_before(values, lits[k])  # cut inside the next literal
             part = values[-1][len(cut[-1]) :]
-            if chars + sum(c.isalnum() for c in part) >= 2 * MIN_LITERAL_CHARS:
+            if chars + sum(c.isalnum() for c in part) >= enough:
                 best = cut
         return best
 
