@@ -1412,6 +1412,11 @@ def test_an_error_cited_in_double_quotes_ends_at_its_closing_quote() -> None:
         "'weight' must be 2-D"
     )
     assert only('It says "ValueError: bad "x" here" again\n').message == 'bad "x" here'
+    # a bare ``Exception`` (``raise Exception(...)``) counts when prose cites it so, not in
+    # prose's own words
+    cited = only("I get `Exception: Capture cuda graph failed: x y z.` when starting it\n")
+    assert (cited.type_name, cited.message) == ("Exception", "Capture cuda graph failed: x y z.")
+    assert only("An Exception: not cited\n").type_name == ""
 
 
 def test_a_log_prefix_whose_opening_bracket_was_cut_is_still_a_prefix() -> None:

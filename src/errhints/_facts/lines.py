@@ -194,7 +194,10 @@ def _exception_at(
     # A name glued to text in another script (an issue title pasted before the error line,
     # ``部署失败Exception: ...``) is not a word of prose, even the bare ``Exception``.
     glued = begin > 0 and not content[begin - 1].isascii() and not content[begin - 1].isspace()
-    if not name[:1].isalpha() or not (is_exception_name(name) or (glued and name == "Exception")):
+    # Nor is one that prose cites in quotes (``I get `Exception: ...` when ...``).
+    cited = begin > 0 and content[begin - 1] in _CLOSING_QUOTE
+    bare = glued or cited
+    if not name[:1].isalpha() or not (is_exception_name(name) or (bare and name == "Exception")):
         return None
     if not paren:
         if end + 1 < len(content) and content[end + 1] != " ":
