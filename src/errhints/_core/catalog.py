@@ -482,8 +482,11 @@ def _mentions(data: Mapping[str, Any], releases: ReleaseRange) -> dict[str, tupl
 
 #: The suffix of an older side of an entry split at a release (``x`` and ``x-old``,
 #: ``x-legacy``, ``x-old-wording``, ``x-until-0-5-13-post1``, ``x-0-9-0``): one failure, several
-#: ranges of releases, each side with the causes and fixes that hold there.
-_SPLIT_SUFFIX = re.compile(r"-(?:old|legacy|old-wording|until-[\d-]+(?:post\d+)?|\d+(?:-\d+){2,})$")
+#: ranges of releases, each side with the causes and fixes that hold there. A name's own
+#: words are not a side: ``package-version-too-old`` is one entry, ``...-too-old-old`` its side.
+_SPLIT_SUFFIX = re.compile(
+    r"(?<!-too)-(?:old|legacy|old-wording|until-[\d-]+(?:post\d+)?|\d+(?:-\d+){2,})$"
+)
 
 
 def split_family(entry_id: str) -> str:
