@@ -582,11 +582,11 @@ _TAG = re.compile(r"\[[A-Za-z_][A-Za-z_.-]{0,40}\]")
 
 
 def _tag_only(raw: str, content: str) -> bool:
-    """Whether the prefix peeled off ``raw`` is a bracketed tag without a number (a
-    library's ``[sgl_kernel] CRITICAL: ``), which a log record's prefix always has (its
+    """Whether the prefix peeled off ``raw`` starts with a library's tag (``_TAG``) and has
+    no number (``[sgl_kernel] CRITICAL: ``), which a log record's prefix always has (its
     time, rank or pid)."""
     prefix = raw[: len(raw) - len(content)]
-    return prefix[:1] == "[" and not any(c.isdigit() for c in prefix)
+    return _TAG.match(prefix) is not None and not any(c.isdigit() for c in prefix)
 
 
 def _ends_message(s: str, st: str) -> bool:
