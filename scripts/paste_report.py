@@ -122,6 +122,7 @@ BATCHES = {
     "fifteenth": (1107, 1203),
     "sixteenth": (1204, 1236),
     "seventeenth": (1237, 1275),
+    "eighteenth": (1276, 1305),
 }
 
 
