@@ -252,6 +252,7 @@ def test_a_renamed_context_frame_keeps_its_own_releases(tmp_path: Path) -> None:
         # "too old" in a failure's own name is not the older side of a split; "-old" after it is
         ("sglang.package-version-too-old", "sglang.package-version-too-old"),
         ("sglang.package-version-too-old-old", "sglang.package-version-too-old"),
+        ("sglang.package-version-too-legacy", "sglang.package-version-too"),
     ],
 )
 def test_the_sides_of_an_entry_split_at_a_release_share_one_family(

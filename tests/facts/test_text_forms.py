@@ -15,7 +15,7 @@ import pytest
 
 from errhints._core.pipeline import explain_text
 from errhints._facts import scan_stream, scan_text
-from errhints._facts.lines import exception_in, raise_in, unwrap
+from errhints._facts.lines import exception_in, peel, raise_in, unwrap
 from errhints._facts.model import ErrorFacts
 
 SITE = "/usr/lib/python3/site-packages"
@@ -1417,6 +1417,12 @@ def test_an_error_cited_in_double_quotes_ends_at_its_closing_quote() -> None:
     cited = only("I get `Exception: Capture cuda graph failed: x y z.` when starting it\n")
     assert (cited.type_name, cited.message) == ("Exception", "Capture cuda graph failed: x y z.")
     assert only("An Exception: not cited\n").type_name == ""
+    # code's own strings are not citations
+    for code in ('    print("Exception: ", e)\n', 'logger.error("Exception: %s", e)\n'):
+        assert all(f.facts.type_name != "Exception" for f in scan_text(code)), code
+    # no quote closes the citation: the message is kept whole
+    unclosed = 'the error is "ValueError: Unknown split "test". Should be one of [\'train\'].\n'
+    assert only(unclosed).message == "Unknown split \"test\". Should be one of ['train']."
 
 
 def test_a_log_prefix_whose_opening_bracket_was_cut_is_still_a_prefix() -> None:
@@ -1432,8 +1438,11 @@ def test_a_log_prefix_whose_opening_bracket_was_cut_is_still_a_prefix() -> None:
     (found,) = explain_text(text)
     assert found.matches[0].entry.id == "sglang.initialization-failed-warmup"
     assert found.matches[0].confidence in ("exact", "strong")
-    # not inside a line: a time with a bracket after it in a message stays the message's
+    # the cut line and the whole ones below it are one stream
+    assert peel("2025-02-17 11:56:43 TP0] a")[0] == peel("[2025-02-17 11:56:44 TP0] b")[0]
+    # not inside a line, nor a bracket in a logger's message after its own time
     assert only("ValueError: at 2025-02-17 11:56:43] x\n").message == "at 2025-02-17 11:56:43] x"
+    assert peel("2025-02-17 11:56:43,123 - root - ERROR - Got: a] b")[1] == "Got: a] b"
 
 
 def test_a_short_paste_reads_its_lines_logged_as_warnings() -> None:
@@ -1453,3 +1462,11 @@ def test_a_short_paste_reads_its_lines_logged_as_warnings() -> None:
     assert found[0].finding.line == 6
     # an INFO line is not read that way
     assert not any(e.matches for e in explain_text(text.replace("WARNING", "INFO")))
+    # torch's C++ warning, and a warning quoted with ``> ``
+    cpp = "[W1226 15:44:25.496586391 socket.cpp:752] [c10d] The client socket has failed\n"
+    lines = [f.facts.message for f in scan_text(text.replace("This share", cpp + "This share"))]
+    assert "[c10d] The client socket has failed" in lines
+    quoted = text.replace("06/03/2024", "> 06/03/2024")
+    assert [e.matches[0].entry.id for e in explain_text(quoted) if e.matches] == [
+        "llamafactory.cannot-open-dataset-info"
+    ]

@@ -485,7 +485,7 @@ def _mentions(data: Mapping[str, Any], releases: ReleaseRange) -> dict[str, tupl
 #: ranges of releases, each side with the causes and fixes that hold there. A name's own
 #: words are not a side: ``package-version-too-old`` is one entry, ``...-too-old-old`` its side.
 _SPLIT_SUFFIX = re.compile(
-    r"(?<!-too)-(?:old|legacy|old-wording|until-[\d-]+(?:post\d+)?|\d+(?:-\d+){2,})$"
+    r"(?:(?<!-too)-old|-(?:legacy|old-wording|until-[\d-]+(?:post\d+)?|\d+(?:-\d+){2,}))$"
 )
 
 

@@ -66,25 +66,24 @@ def _cjk(char: str) -> bool:
 
 
 def _glued_prose(message: str) -> int:
-    """Where prose in another script starts right after the message's last sentence (a full
-    stop or closing bracket followed by a CJK character, or by spaces and one), else ``-1``;
-    the message ends at the sentence's end. The prose may hold
-    words in ASCII (``...LoRA method.只能使用lora吗``), in fewer characters than its CJK ones."""
+    """Where the message's last sentence ends, when prose in another script follows it (a
+    full stop or closing bracket, then a CJK character right after it or after spaces), else
+    ``-1``. The prose may hold words in ASCII (``...LoRA method.只能使用lora吗``), in fewer
+    characters than its CJK ones."""
     cjk = letters = 0
     for at in range(len(message) - 1, 0, -1):
         char = message[at]
         if _cjk(char):
             cjk += 1
-        elif char.isascii() and not char.isspace():
-            letters += 1
-            if letters > cjk:
-                return -1  # only a tail in another script is looked at
-        if _cjk(char):
             end = at
             while end > 1 and message[end - 1] == " ":
                 end -= 1  # ``...LoRA method.  请问...``: spaces before the prose
             if message[end - 1] in ".!)]":
                 return end
+        elif char.isascii() and not char.isspace():
+            letters += 1
+            if letters > cjk:
+                return -1  # only a tail in another script is looked at
     return -1
 
 
@@ -195,7 +194,7 @@ class Template:
                 values = self._match(stripped, (*self.literals[:-1], last[:-1]))
             if values is None and "  " in stripped:
                 # a copy from a rendered page or a retyped line doubles a space
-                lits = tuple(_SPACES.sub(" ", lit) for lit in (*self.literals[:-1], last))
+                lits = self._literals_with(_SPACES, " ", last)
                 values = self._match(_SPACES.sub(" ", stripped), lits)
             if values is None and stripped[:1].isspace() and not self.literals[0][:1].isspace():
                 # a message written as a triple-quoted string starts with its line break
@@ -203,7 +202,7 @@ class Template:
             if values is None and "\n" in self.source and "\n" not in stripped:
                 # a rendered page dropped the line breaks between the message's lines
                 for joint in ("", " "):
-                    lits = tuple(_LINE_BREAK.sub(joint, lit) for lit in (*self.literals[:-1], last))
+                    lits = self._literals_with(_LINE_BREAK, joint, last)
                     values = self._match(stripped, lits)
                     if values is not None:
                         break
@@ -215,6 +214,10 @@ class Template:
                 if values is None and first.strip():
                     values = self._fits(first)
         return values
+
+    def _literals_with(self, pattern: re.Pattern[str], repl: str, last: str) -> tuple[str, ...]:
+        """The literals with ``pattern`` replaced by ``repl``, ``last`` in place of the last."""
+        return tuple(pattern.sub(repl, lit) for lit in (*self.literals[:-1], last))
 
     @staticmethod
     def _match(message: str, lits: tuple[str, ...]) -> tuple[str, ...] | None:
@@ -286,7 +289,7 @@ class Template:
         enough = max(MIN_LITERAL_CHARS, min(2 * MIN_LITERAL_CHARS, self.literal_chars))
         lits = self.literals
         if "\n" in self.source and "\n" not in text:  # an issue title: one line
-            lits = tuple(_LINE_BREAK.sub(" ", lit) for lit in lits)
+            lits = self._literals_with(_LINE_BREAK, " ", lits[-1])
         if lits[0].startswith(text):  # cut inside the first literal
             return () if sum(c.isalnum() for c in text) >= enough else None
         chars = 0

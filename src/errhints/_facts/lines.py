@@ -68,9 +68,7 @@ _LEVELS = r"(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL|TRACE|NOTICE|SUCCESS
 
 #: One token of a log prefix, matched at a position (never searched).
 _TOKEN = re.compile(
-    # a bracketed prefix whose ``[`` an excerpt cut off: ``2025-02-17 11:56:43 TP0] ``
-    r"(?P<cutbr>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?: [^\[\]\n]{1,40})?\]:?)(?= )"
-    r"|(?P<ts>(?:" + _TS + r")(?: (?:stdout|stderr) [FP])?)(?=[ \t|\]]|$)"
+    r"(?P<ts>(?:" + _TS + r")(?: (?:stdout|stderr) [FP])?)(?=[ \t|\]]|$)"
     r"|(?P<br>\[(?:[^\[\]\n]{0,40}\d\d:\d\d:\d\d[^\[\]\n]{0,120}"
     r"|(?=[^\]\n]{0,160}[A-Za-z])[^\[\]\n]{1,160})\]:?)(?!\()"  # not a Markdown link's text
     r"|(?P<ray>\([\w.:-]{0,80} ?pid=\d{1,10}[^()\n]{0,200}\)"
@@ -87,6 +85,12 @@ _TOKEN = re.compile(
     r" [\w.-]{1,100} [\w./@-]{1,100}(?:\[\d{1,10}\])?:)(?= |$)"
     r"|(?P<label>\d{1,5}:)(?= )"
     r"|(?P<arrow>[A-Za-z_][\w.]{0,200}:\d{1,7} >>)(?= |$)"
+)
+
+#: A bracketed prefix whose ``[`` an excerpt cut off, where a line starts: SGLang's
+#: ``2025-02-17 11:56:43 TP0] `` (its time, then its parallel ranks).
+_CUT_BRACKET = re.compile(
+    r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?: [A-Z]{1,6}\d{1,6}){0,4}\]:?(?= )"
 )
 
 #: A line number a viewer or a copy added before each line: ``[80810] `` (a log viewer),
@@ -194,9 +198,9 @@ def _exception_at(
     # A name glued to text in another script (an issue title pasted before the error line,
     # ``部署失败Exception: ...``) is not a word of prose, even the bare ``Exception``.
     glued = begin > 0 and not content[begin - 1].isascii() and not content[begin - 1].isspace()
-    # Nor is one that prose cites in quotes (``I get `Exception: ...` when ...``).
-    cited = begin > 0 and content[begin - 1] in _CLOSING_QUOTE
-    bare = glued or cited
+    # Nor is one that prose cites in quotes (``I get `Exception: ...` when ...``), but not
+    # code's own string (``print("Exception: ", e)``).
+    bare = glued or _opens_citation(content, begin)
     if not name[:1].isalpha() or not (is_exception_name(name) or (bare and name == "Exception")):
         return None
     if not paren:
@@ -226,9 +230,20 @@ _CLOSING_QUOTE = {"`": "`", "\u201c": "\u201d", '"': '"'}
 _AFTER_CLOSING = frozenset(" \t.,;:!?)]}\"'")
 
 
+def _opens_citation(content: str, begin: int) -> bool:
+    """Whether a quote right before ``content[begin:]`` opens prose's citation of an error:
+    a backtick, or a double quote (a curly one, read straight) at the line's start or after
+    a space or a colon, never after code's ``(``, ``=`` or ``,``."""
+    quote = content[begin - 1 : begin]
+    if quote == "`":
+        return True
+    return quote == '"' and (begin == 1 or content[begin - 2] in " \t:\uff1a")
+
+
 def _unquoted(message: str, before: str) -> str:
     """The message without the closing quote of the one before the exception's name (prose
-    citing the error in backticks), and what follows it; as is when it has none.
+    citing the error in backticks or double quotes), and what follows it; as is when it has
+    none.
 
     Quotes inside the message open and close code of its own (``... Please pass
     `--trust-remote-code` to load this model.```): the citation closes at the first quote
@@ -246,6 +261,8 @@ def _unquoted(message: str, before: str) -> str:
             return message[:at]
         inner += 1
         at = message.find(closing, at + 1)
+    if closing == '"' and message.count('"') % 2 == 0:
+        return message  # no quote closes the citation (``Unknown split "test". Should ...``)
     at = message.rfind(closing)  # none fits (``...' `Has anyone``): the last one
     return message[:at] if at > 0 else message
 
@@ -340,6 +357,10 @@ def peel(line: str) -> tuple[str, str]:
     if numbered is not None:
         keys.append("N")
         pos = numbered.end()
+    cut = _CUT_BRACKET.match(line, pos) if line[pos : pos + 1].isdigit() else None
+    if cut is not None:
+        keys.append("[" + _TS_IN.sub("T", cut.group()))  # the stream of its whole lines
+        pos = cut.end() + 1
     for _ in range(10):
         m = _TOKEN.match(line, pos)
         if m is None:
@@ -364,10 +385,6 @@ def peel(line: str) -> tuple[str, str]:
             keys.append(">>")  # every logger of one LlamaFactory run writes one stream
         elif kind == "br":
             keys.append(_TS_IN.sub("T", token))
-        elif kind == "cutbr":
-            if pos:
-                break  # only where the line starts: there the excerpt cut the ``[``
-            keys.append("[" + _TS_IN.sub("T", token))  # the stream of its whole lines
         elif kind == "syslog":
             keys.append("T" + token[15:])  # ``Jun 11 09:30:02``: every day one stream
         else:

@@ -157,9 +157,9 @@ _OPENING_CHARS = 4096
 _OPENING_LINES = 3
 
 #: A log prefix's level of warning or above: a word (``- WARNING -``, ``ERROR:``) or glog's
-#: letter (``W0429 11:19:48.007000 ...]``).
+#: letter (``W0429 11:19:48.007000 ...]``, torch's C++ ``[W1226 15:44:25.49 socket.cpp:7]``).
 _SEVERE = re.compile(
-    r"(?<![A-Za-z])(?:WARNING|WARN|ERROR|CRITICAL|FATAL)(?![A-Za-z])|(?<!\S)[WEF]\d{4} "
+    r"(?<![A-Za-z])(?:WARNING|WARN|ERROR|CRITICAL|FATAL)(?![A-Za-z])|(?<![^\s\[])[WEF]\d{4} "
 )
 
 #: The spaces a terminal padded a line with, up to its width: a record glued after them is
@@ -975,7 +975,8 @@ class _Scanner:
         A short paste that showed no error form at all (``Please merge adapters before
         quantizing the model.``) is read as bare messages, one per non-blank line; or, when
         the reporter's own words around a code block make it longer, the block's lines. When
-        that is still more than a few lines, only the first is read, as a tentative finding.
+        that is still more than a few lines, only the first is read, and the lines logged at
+        warning level or above, as tentative findings.
         """
         if self._cut is not None:
             self._read(self._cut[1], self._cut[0])
@@ -1000,8 +1001,11 @@ class _Scanner:
                 if key and _SEVERE.search(line, 0, len(line) - len(content)) is not None:
                     severe.add(lineno)
                 if content[:1] == ">":  # a ``> `` quote of a log record: its prefix inside
-                    more, content = peel(unwrap(content))
+                    quoted = unwrap(content)
+                    more, content = peel(quoted)
                     key += more
+                    if more and _SEVERE.search(quoted, 0, len(quoted) - len(content)):
+                        severe.add(lineno)
                 content = unwrap(content).strip()
                 if key or content.partition(" ")[0] == "Killed":
                     records.add(lineno)
