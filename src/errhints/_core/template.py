@@ -216,7 +216,8 @@ class Template:
         return values
 
     def _literals_with(self, pattern: re.Pattern[str], repl: str, last: str) -> tuple[str, ...]:
-        """The literals with ``pattern`` replaced by ``repl``, ``last`` in place of the last."""
+        """The literals, ``last`` standing for the last one (stripped, say), each with
+        ``pattern`` replaced by ``repl``."""
         return tuple(pattern.sub(repl, lit) for lit in (*self.literals[:-1], last))
 
     @staticmethod

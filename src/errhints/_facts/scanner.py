@@ -162,6 +162,13 @@ _SEVERE = re.compile(
     r"(?<![A-Za-z])(?:WARNING|WARN|ERROR|CRITICAL|FATAL)(?![A-Za-z])|(?<![^\s\[])[WEF]\d{4} "
 )
 
+
+def _logged_severe(line: str, content: str) -> bool:
+    """Whether the log prefix peeled off ``line`` (all before ``content``) says warning or
+    above."""
+    return _SEVERE.search(line, 0, len(line) - len(content)) is not None
+
+
 #: The spaces a terminal padded a line with, up to its width: a record glued after them is
 #: a line of its own (``... in _run_code      2024-06-02 00:26:10 | ERROR | ...``).
 _PADDING = " " * 8
@@ -998,13 +1005,13 @@ class _Scanner:
                 raw = _unbarred(ANSI.sub("", raw)).translate(_CURLY).lstrip("\ufeff")
                 line = _MARKDOWN_HEADING.sub("", raw.strip(), count=1)
                 key, content = peel(line)
-                if key and _SEVERE.search(line, 0, len(line) - len(content)) is not None:
+                if key and _logged_severe(line, content):
                     severe.add(lineno)
                 if content[:1] == ">":  # a ``> `` quote of a log record: its prefix inside
                     quoted = unwrap(content)
                     more, content = peel(quoted)
                     key += more
-                    if more and _SEVERE.search(quoted, 0, len(quoted) - len(content)):
+                    if more and _logged_severe(quoted, content):
                         severe.add(lineno)
                 content = unwrap(content).strip()
                 if key or content.partition(" ")[0] == "Killed":
