@@ -123,6 +123,7 @@ BATCHES = {
     "sixteenth": (1204, 1236),
     "seventeenth": (1237, 1275),
     "eighteenth": (1276, 1305),
+    "nineteenth": (1306, 1377),
 }
 
 
