@@ -339,3 +339,17 @@ def test_the_first_sentence_of_a_literal_message_fits_as_its_head() -> None:
     assert template.match_head("TRTLLM MHA backend for prefill is only supported") is None
     short = parse_template("Out of memory. Try to lower your batch size.")
     assert short.match_head("Out of memory.") is None
+
+
+def test_an_import_error_fits_without_its_location() -> None:
+    """dev/1336: ``cannot import name 'x' from 'trl'``, the `` (/path/__init__.py)`` left out."""
+    t = parse_template("cannot import name '{name}' from 'trl{module}' ({path})")
+    assert t.match("cannot import name 'X' from 'trl'") == ("X", "", "")
+    assert t.match("cannot import name 'X' from 'trl' (/a/trl/__init__.py)") == (
+        "X",
+        "",
+        "/a/trl/__init__.py",
+    )
+    # only a location in parentheses at the end is optional
+    assert parse_template("bad {x} (code {n})").match("bad y") is None
+    assert t.match("cannot import name 'X' from 'torch'") is None

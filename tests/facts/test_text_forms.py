@@ -1470,3 +1470,94 @@ def test_a_short_paste_reads_its_lines_logged_as_warnings() -> None:
     assert [e.matches[0].entry.id for e in explain_text(quoted) if e.matches] == [
         "llamafactory.cannot-open-dataset-info"
     ]
+
+
+XINFERENCE_ERROR = (
+    "2025-03-09 05:46:53,503 xinference.api.restful_api 1 ERROR    [address=0.0.0.0:46697,"
+    " pid=578] '<class 'sglang.srt.configs.qwen2_5_vl_config.Qwen2_5_VLConfig'>' is already"
+    " used by a Transformers model.\n"
+)
+
+
+def test_the_error_logged_above_a_cut_traceback_is_the_failure() -> None:
+    """dev/1355: Xinference logs SGLang's error (``logger.exception``), then its traceback,
+    which the paste cuts inside the first frame line: the logged words are the failure."""
+    text = XINFERENCE_ERROR + "Traceback (most recent call last):\n" + '  File "/usr/local/lib/py'
+    (found,) = explain_text("```\n" + text + "\n```\n")
+    assert found.finding.line == 2
+    assert found.finding.facts.message.startswith("'<class 'sglang.srt.configs.qwen2_5")
+    assert found.matches[0].entry.id == "sglang.config-class-already-used-by-transformers"
+    # the same through a stream read in small chunks (the CLI's first read is a few bytes)
+    streamed = list(scan_stream(io.BytesIO(text.encode()), chunk_size=7))
+    assert [f.facts.message for f in streamed] == [found.finding.facts.message]
+    # a traceback that reaches its own error line is that error, the logged line its lead
+    whole = text + 'x.py", line 1, in <module>\nValueError: boom\n'
+    assert [(f.facts.type_name, f.facts.message) for f in scan_text(whole)] == [
+        ("ValueError", "boom")
+    ]
+    # only a record logged at error level or above, right above the header
+    for other in (
+        text.replace(" ERROR ", " WARNING "),
+        text.replace(" ERROR ", " INFO "),
+        text.replace("Traceback", "\nTraceback"),
+    ):
+        assert not any(f.facts.message.startswith("'<class") for f in scan_text(other))
+
+
+def test_a_process_id_between_logger_and_level_is_prefix() -> None:
+    """Xinference's ``%(name)s %(process)d %(levelname)s`` (dev/1355 and eight more)."""
+    key, content = peel(XINFERENCE_ERROR.rstrip("\n"))
+    assert content.startswith("'<class 'sglang.srt.configs")
+    assert "ERROR" in key
+    # a message's words are not taken for one
+    assert peel("2025-03-09 05:46:53 the step 1 ERROR count")[1] == "the step 1 ERROR count"
+
+
+class _Sniffed(io.BytesIO):
+    """A file as ``errhints explain`` reads it: a few bytes first (to sniff the encoding),
+    then all that is there."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.sniffed = False
+
+    def read(self, size: int | None = -1) -> bytes:
+        if not self.sniffed:
+            self.sniffed = True
+            return super().read(4)
+        return super().read(size)
+
+
+def test_a_kernel_assertion_line_explains_the_device_side_assert() -> None:
+    """dev/1358: the paste keeps the CUDA kernel's ``Assertion ... failed.`` line and the
+    scheduler's traceback cut above torch's error; the SGLang frames below it show the run,
+    for a file read as a stream too (its first line is scanned knowing the whole chunk)."""
+    text = (
+        "/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1500: indexSelectSmallIndex: block:"
+        " [32,0,0], thread: [63,0,0] Assertion `srcIndex < srcSelectDimSize` failed.\n"
+        "[2025-06-13 09:59:00] Scheduler hit an exception: Traceback (most recent call last):\n"
+        '  File "/hy-tmp/sglang-0.4.7/python/sglang/srt/managers/scheduler.py", line 2506, in'
+        " run_scheduler_process\n"
+    )
+    first = explain_text(text)[0]
+    assert first.finding.line == 1
+    assert (first.matches[0].entry.id, first.matches[0].confidence) == (
+        "sglang.cuda-device-side-assert",
+        "strong",
+    )
+    streamed = list(scan_stream(_Sniffed(text.encode())))
+    assert streamed[0].line == 1 and "sglang" in streamed[0].context
+    # alone, nothing shows whose run it is
+    (alone,) = explain_text(text.splitlines()[0])
+    assert {m.confidence for m in alone.matches} == {"weak"}
+
+
+def test_a_cut_message_fits_with_its_code_spans_unquoted() -> None:
+    """dev/1328: a note quotes the head of LlamaFactory's message, its backticks dropped as a
+    rendered page drops them (``requires flash-linear-attention>=0.4.1``)."""
+    head = "ImportError: Qwen3.5 packing-seq forwarding requires "
+    for cut in ("`flash-linear-attention>=0.4.1`", "flash-linear-attention>=0.4.1"):
+        (found,) = explain_text("```\n" + head + cut + "\n```\n")
+        assert found.matches[0].entry.id == "llamafactory.qwen35-fa2-needs-fla"
+    # a head in other words is not a cut message
+    assert not explain_text(head + "flash-attn>=2.0")[0].matches

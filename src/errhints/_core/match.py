@@ -139,13 +139,15 @@ _FILE_NAME = re.compile(r"[A-Za-z0-9_]{3,}\.(?:json|jsonl|yaml|yml|py|toml|safet
 
 def _cut_start(entry: Entry, facts: ErrorFacts, message: str) -> bool:
     """A typed message cut short inside the template's first literal (``OutOfResources: out of
-    resource: shared me``): the type the entry names and a distinctive start of its words."""
+    resource: shared me``): the type the entry names and a distinctive start of its words,
+    its code spans' backticks kept or, as a rendered page shows them, dropped."""
     first = entry.template.literals[0]
+    head = message.rstrip()
     return (
         bool(facts.type_name)
         and facts.type_name.rpartition(".")[2] in entry.exception_short_names
-        and first.startswith(message.rstrip())
         and sum(c.isalnum() for c in message) >= MIN_LITERAL_CHARS
+        and (first.startswith(head) or ("`" in first and first.replace("`", "").startswith(head)))
     )
 
 

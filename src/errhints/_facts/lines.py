@@ -12,8 +12,10 @@ import re
 
 __all__ = [
     "ANSI",
+    "ERROR_LEVEL",
     "KNOWN_EXCEPTIONS",
     "RAY_REPEAT",
+    "SEVERE",
     "cited_raise_in",
     "exception_in",
     "glued_error",
@@ -64,7 +66,17 @@ _TS = (
 
 _TS_IN = re.compile(r"\d{4}[-/]\d\d[-/]\d\d[T _]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?|" + _TS)
 
-_LEVELS = r"(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL|TRACE|NOTICE|SUCCESS)"
+#: The level words of a log prefix: those of error level or above, of warning, the rest.
+_ERROR_WORDS = r"ERROR|CRITICAL|FATAL"
+_SEVERE_WORDS = r"WARNING|WARN|" + _ERROR_WORDS
+_LEVELS = r"(?:INFO|" + _SEVERE_WORDS + r"|DEBUG|TRACE|NOTICE|SUCCESS)"
+
+#: A log prefix's level of warning or above: a word (``- WARNING -``, ``ERROR:``) or glog's
+#: letter (``W0429 11:19:48.007000 ...]``, torch's C++ ``[W1226 15:44:25.49 socket.cpp:7]``).
+SEVERE = re.compile(r"(?<![A-Za-z])(?:" + _SEVERE_WORDS + r")(?![A-Za-z])|(?<![^\s\[])[WEF]\d{4} ")
+
+#: A log prefix's level of error or above, as a word.
+ERROR_LEVEL = re.compile(r"(?<![A-Za-z])(?:" + _ERROR_WORDS + r")(?![A-Za-z])")
 
 #: One token of a log prefix, matched at a position (never searched).
 _TOKEN = re.compile(
@@ -78,6 +90,8 @@ _TOKEN = re.compile(
     r"|(?P<loc>[\w.<>-]{1,200}:[\w.<>-]{1,200}:\d{1,7})(?= - )"
     r"|(?P<name>[\w.-]{1,120})(?= - " + _LEVELS + r" - )"
     r"|(?P<logger>[A-Za-z_]\w{0,60}(?:\.\w{1,60}){1,12})(?= - )"
+    # ``%(name)s %(process)d %(levelname)s`` (Xinference: ``xinference.core.worker 17 ERROR``)
+    r"|(?P<proc>[A-Za-z_]\w{0,60}(?:\.\w{1,60}){1,12} \d{1,10} {1,8}" + _LEVELS + r")(?= |$)"
     r"|(?P<sep>[-|])(?= )"
     r"|(?P<field>[\w.-]{1,60})(?= \|(?: |$))"
     r"|(?P<compose>[A-Za-z][\w.-]{0,80}[-_]\d{1,3} {1,40}\|)(?= |$)"  # ``sglang-1  |``
@@ -232,12 +246,12 @@ _AFTER_CLOSING = frozenset(" \t.,;:!?)]}\"'")
 
 def _opens_citation(content: str, begin: int) -> bool:
     """Whether a quote right before ``content[begin:]`` opens prose's citation of an error:
-    a backtick, or a double quote (a curly one, read straight) at the line's start or after
+    a backtick, or a double quote (straight or curly) at the line's start or after
     a space or a colon, never after code's ``(``, ``=`` or ``,``."""
     quote = content[begin - 1 : begin]
-    if quote == "`":
-        return True
-    return quote == '"' and (begin == 1 or content[begin - 2] in " \t:\uff1a")
+    if quote not in _CLOSING_QUOTE:
+        return False
+    return quote == "`" or begin == 1 or content[begin - 2] in " \t:\uff1a"
 
 
 def _unquoted(message: str, before: str) -> str:
@@ -392,7 +406,7 @@ def peel(line: str) -> tuple[str, str]:
         pos = m.end()
         if pos < size and line[pos] in " \t":
             pos += 1
-            if kind in ("lvl", "sep", "name", "loc", "logger"):
+            if kind in ("lvl", "sep", "name", "loc", "logger", "proc"):
                 while pos < size and line[pos] == " " and pos < m.end() + 16:
                     pos += 1
         if kind in ("glog", "arrow") or (kind == "br" and _CPP_LOCATION.search(token) is not None):

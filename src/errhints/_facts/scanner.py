@@ -18,9 +18,11 @@ from typing import IO, AnyStr, Literal, overload
 from .bodies import embedded_errors
 from .lines import (
     ANSI,
+    ERROR_LEVEL,
     RAY_REPEAT,
     SAID_ERROR,
     SAID_ERROR_SPAN,
+    SEVERE,
     cited_raise_in,
     exception_in,
     glued_error,
@@ -156,17 +158,11 @@ _OPENING_CHARS = 4096
 
 _OPENING_LINES = 3
 
-#: A log prefix's level of warning or above: a word (``- WARNING -``, ``ERROR:``) or glog's
-#: letter (``W0429 11:19:48.007000 ...]``, torch's C++ ``[W1226 15:44:25.49 socket.cpp:7]``).
-_SEVERE = re.compile(
-    r"(?<![A-Za-z])(?:WARNING|WARN|ERROR|CRITICAL|FATAL)(?![A-Za-z])|(?<![^\s\[])[WEF]\d{4} "
-)
-
 
 def _logged_severe(line: str, content: str) -> bool:
     """Whether the log prefix peeled off ``line`` (all before ``content``) says warning or
     above."""
-    return _SEVERE.search(line, 0, len(line) - len(content)) is not None
+    return SEVERE.search(line, 0, len(line) - len(content)) is not None
 
 
 #: The spaces a terminal padded a line with, up to its width: a record glued after them is
@@ -379,6 +375,7 @@ class _Record:
         "kind",
         "last_seen",
         "lead",
+        "logged",
         "lone",
         "msg_chars",
         "msg_lines",
@@ -415,6 +412,10 @@ class _Record:
         self.wrapper = ""
         #: The error line printed just above this traceback (``(key, finding)``), when any.
         self.lead: Finding | None = None
+        #: The message of the record logged at error level just above this traceback's bare
+        #: header (``logger.exception(msg)``): the failure's words when the paste stops
+        #: before the traceback's own error line.
+        self.logged = ""
         #: Printed by IPython (a notebook, Colab): its lines are read as Python's (``_ipython``).
         self.ipython = False
         #: An IPython 7 frame (path, function) waiting for its line number (``---> 50``).
@@ -807,6 +808,9 @@ class _Scanner:
         #: with spaces to that width or wider: a copy from tmux or screen shows the width so.
         self._cut: tuple[int, str, bool] | None = None
         self._skipped: str | None = None  # the line just skipped by ``feed_line``
+        #: The line read or skipped last, with its number: a bare traceback header takes the
+        #: message of an error record right above it (``_logged_above``).
+        self._above: tuple[int, str] | None = None
         #: Lines read as tentative findings only for an ``error:`` in them (``_start``).
         self._said_lines: set[int] = set()
 
@@ -869,6 +873,7 @@ class _Scanner:
                 self._evidence_left -= len(raw)
                 self._evidence(raw)
             self._skipped = raw if len(raw) >= _WRAP_WIDTH else None
+            self._above = (self.lineno, raw)
             return
         if self._opening is not None:
             self._remember(raw + "\n")
@@ -962,6 +967,13 @@ class _Scanner:
             self.lineno += 1
             self._skipped = None
             line = text[pos : min(end, pos + MAX_LINE)]
+            if pos > 0:
+                above = text[text.rfind(newline, 0, pos - 1) + 1 : pos - 1]
+                if isinstance(above, bytes):
+                    if b"Traceback" in line:  # only a traceback's header asks for it
+                        self._above = (self.lineno - 1, above.decode("utf-8", "replace"))
+                elif "Traceback" in line:
+                    self._above = (self.lineno - 1, above)
             if isinstance(line, bytes):
                 prev = before.decode("utf-8", "replace") if isinstance(before, bytes) else before
                 self._slow(line.decode("utf-8", "replace"), self.lineno, prev)
@@ -975,6 +987,12 @@ class _Scanner:
         end = len(text) - 1 if text.endswith(newline) else len(text)
         last = _wide_line(text, newline, pos, end)
         self._skipped = last.decode("utf-8", "replace") if isinstance(last, bytes) else last
+        if end > pos:  # for a traceback header that starts the next block
+            line = text[text.rfind(newline, pos, end) + 1 : end]
+            self._above = (
+                self.lineno,
+                line.decode("utf-8", "replace") if isinstance(line, bytes) else line,
+            )
 
     def finish(self) -> None:
         """Close every open record (end of input).
@@ -1076,6 +1094,7 @@ class _Scanner:
             self._cut = (lineno, raw, self._at_widest >= 2)
             return
         self._read(raw, lineno)
+        self._above = (lineno, raw)
 
     def _read(self, raw: str, lineno: int) -> None:
         self._line(raw, lineno)
@@ -1341,6 +1360,8 @@ class _Scanner:
             held = self._held
             if held is not None and key == held[0] and lineno - held[1].end_line <= 2:
                 record.lead, self._held = held[1], None
+            elif first is _HEADER and not content[:index].strip():
+                record.logged = self._logged_above(lineno)
             record.add(first, lineno)
             self._open(record)
             return
@@ -1435,6 +1456,27 @@ class _Scanner:
                 self._said_lines.add(lineno)
                 self._emit(Finding(lineno, lineno, "line", facts, tentative=True))
 
+    def _logged_above(self, lineno: int) -> str:
+        """The message of the line right above ``lineno`` when a log prefix says it was
+        logged at error level or above and it is no error form of its own (``... xinference.
+        api.restful_api 1 ERROR    [address=..., pid=578] '<class ...>' is already used by
+        a Transformers model.``, then ``Traceback (most recent call last):``)."""
+        above = self._above
+        if (
+            above is None
+            or above[0] != lineno - 1
+            or (self.out and self.out[-1].end_line >= above[0])
+        ):
+            return ""
+        line = ANSI.sub("", above[1]).strip() if "\x1b" in above[1] else above[1].strip()
+        key, content = peel(line)
+        content = content.strip()
+        if not key or not content or ERROR_LEVEL.search(line, 0, len(line) - len(content)) is None:
+            return ""
+        if HEADER_CORE in content or exception_in(content) is not None:
+            return ""
+        return content
+
     def _open(self, record: _Record) -> None:
         self.opened += 1
         old = self.records.get(record.key)
@@ -1469,6 +1511,13 @@ class _Scanner:
             facts = parse_traceback(lines)
             if facts is not None and facts.message.endswith("`"):
                 facts.message = _span_closed(facts.message)  # `Traceback ... Error: ...`
+        if record.logged and (facts is None or not (facts.type_name or facts.message)):
+            # cut before its own error line: the words logged with it are the failure's
+            facts = facts or ErrorFacts(type_name="", message="")
+            facts.message = record.logged
+            shape: Literal["traceback", "line"] = "traceback" if facts.has_stack else "line"
+            self._emit(Finding(record.start - 1, record.end, shape, facts))
+            return
         lead = record.lead
         if lead is not None:
             if facts is not None and not facts.type_name and not facts.message:
@@ -1550,10 +1599,11 @@ def scan_stream(
                     partial = partial[:MAX_LINE]
                     overlong = True
             continue
-        first_end = chunk.find(b"\n")
-        head = partial + (b"\n" if overlong else chunk[: first_end + 1])
-        scanner.feed_block(head)
-        scanner.feed_block(chunk[first_end + 1 : newline + 1])
+        # one block, so that the projects it names are known before its first line is read
+        if overlong:  # the rest of the line that passed MAX_LINE is dropped
+            scanner.feed_block(partial + chunk[chunk.find(b"\n") : newline + 1])
+        else:
+            scanner.feed_block(partial + chunk[: newline + 1])
         rest = chunk[newline + 1 :]
         overlong = len(rest) > MAX_LINE
         partial = rest[:MAX_LINE]
