@@ -1600,10 +1600,14 @@ def scan_stream(
                     overlong = True
             continue
         # one block, so that the projects it names are known before its first line is read
+        # (copied once: a chunk is large)
+        view = memoryview(chunk)
         if overlong:  # the rest of the line that passed MAX_LINE is dropped
-            scanner.feed_block(partial + chunk[chunk.find(b"\n") : newline + 1])
+            scanner.feed_block(b"".join((partial, view[chunk.find(b"\n") : newline + 1])))
+        elif partial:
+            scanner.feed_block(b"".join((partial, view[: newline + 1])))
         else:
-            scanner.feed_block(partial + chunk[: newline + 1])
+            scanner.feed_block(chunk if newline + 1 == len(chunk) else chunk[: newline + 1])
         rest = chunk[newline + 1 :]
         overlong = len(rest) > MAX_LINE
         partial = rest[:MAX_LINE]
