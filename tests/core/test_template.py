@@ -353,3 +353,8 @@ def test_an_import_error_fits_without_its_location() -> None:
     # only a location in parentheses at the end is optional
     assert parse_template("bad {x} (code {n})").match("bad y") is None
     assert t.match("cannot import name 'X' from 'torch'") is None
+    # nor any value in parentheses: the template must go on to end with that one
+    assert (
+        parse_template("Unsupported model {name} ({arch})").match("Unsupported model x; y") is None
+    )
+    assert t.match("cannot import name 'X' from 'trl' is not what you think") is None

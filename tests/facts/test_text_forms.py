@@ -1472,6 +1472,16 @@ def test_a_short_paste_reads_its_lines_logged_as_warnings() -> None:
     ]
 
 
+class _Pieces:
+    """A pipe: each read returns what one write put there."""
+
+    def __init__(self, pieces: list[str]) -> None:
+        self.pieces = [piece.encode() for piece in pieces]
+
+    def read(self, size: int = -1) -> bytes:
+        return self.pieces.pop(0) if self.pieces else b""
+
+
 XINFERENCE_ERROR = (
     "2025-03-09 05:46:53,503 xinference.api.restful_api 1 ERROR    [address=0.0.0.0:46697,"
     " pid=578] '<class 'sglang.srt.configs.qwen2_5_vl_config.Qwen2_5_VLConfig'>' is already"
@@ -1490,6 +1500,13 @@ def test_the_error_logged_above_a_cut_traceback_is_the_failure() -> None:
     # the same through a stream read in small chunks (the CLI's first read is a few bytes)
     streamed = list(scan_stream(io.BytesIO(text.encode()), chunk_size=7))
     assert [f.facts.message for f in streamed] == [found.finding.facts.message]
+    # a stream whose read ends right before the header, after a line read closely
+    info = "[2025-01-01 10:00:01] INFO: worker 3 restarted\n"
+    split = [XINFERENCE_ERROR, 'Traceback (most recent call last):\n  File "/x/y.py"']
+    assert [f.facts.message for f in scan_stream(_Pieces(split))] == [found.finding.facts.message]
+    error = "[2025-01-01 10:00:00] ERROR: request 7 hit an error, retrying.\n"
+    apart = [error + info, 'Traceback (most recent call last):\n  File "/x/y.py", line']
+    assert not any("request 7" in f.facts.message for f in scan_stream(_Pieces(apart)))
     # a traceback that reaches its own error line is that error, the logged line its lead
     whole = text + 'x.py", line 1, in <module>\nValueError: boom\n'
     assert [(f.facts.type_name, f.facts.message) for f in scan_text(whole)] == [
@@ -1502,6 +1519,29 @@ def test_the_error_logged_above_a_cut_traceback_is_the_failure() -> None:
         text.replace("Traceback", "\nTraceback"),
     ):
         assert not any(f.facts.message.startswith("'<class") for f in scan_text(other))
+
+
+def test_a_cut_stack_under_an_error_record_stays_a_cut_stack() -> None:
+    """The logged words above a cut traceback are a finding of their own, and only where the
+    catalog knows them: the cut stack keeps its report and its frames keep their say."""
+    stack = (
+        "Traceback (most recent call last):\n"
+        '  File "/x/sglang/srt/entrypoints/http_server.py", line 500, in openai_v1_chat\n'
+        "    return await raw_request.app.state.openai_serving_chat.handle_request(\n"
+        '  File "/x/sglang/srt/entrypoints/openai/serving_base.py", line 40, in handle_request\n'
+        "    adapted_request, processed_request = self._convert_to_internal_request(\n"
+    )
+    unknown = "[2025-06-01 10:00:00] ERROR: Training failed\n" + stack
+    (cut,) = explain_text(unknown)
+    assert cut.finding.kind == "traceback" and not cut.finding.facts.message
+    known = (
+        "[2025-06-01 10:00:00] ERROR: Cannot use chat template functions because"
+        " tokenizer.chat_template is not set and no template argument was passed!\n" + stack
+    )
+    words, cut = explain_text(known)
+    assert (words.finding.line, cut.finding.line) == (1, 2)
+    assert words.matches[0].entry.id == "sglang.chat-template-not-set"
+    assert cut.finding.facts.frames[-1].function == "handle_request"
 
 
 def test_a_process_id_between_logger_and_level_is_prefix() -> None:

@@ -162,8 +162,8 @@ class Template:
         A message wrapped where a space was (an editor's soft wrap) fits with the space back.
         So does a message whose line breaks a rendered page dropped (``...batch size.Try to
         allocate ...``), one that starts with the line break of a triple-quoted string, and
-        one without the location in parentheses a template ends with (``cannot import name
-        'x' from 'trl'``, its `` ({path})`` left out).
+        one without the location in parentheses that follows a quoted name at a template's
+        end (``cannot import name 'x' from 'trl'``, its `` ({path})`` left out).
         Last of all, for a literal-rich template: a retyped message, the same words in the
         same order with punctuation, case and line breaks aside.
         """
@@ -209,9 +209,9 @@ class Template:
                     if values is not None:
                         break
             lits = self.literals
-            if values is None and len(lits) > 2 and last == ")" and lits[-2].endswith(" ("):
+            if values is None and len(lits) > 2 and last == ")" and lits[-2].endswith("' ("):
                 # Python's ``cannot import name 'x' from 'trl' (/path/__init__.py)`` pasted
-                # without the location in parentheses at its end
+                # without the location in parentheses after the module's quoted name
                 head = self._match(stripped, (*lits[:-2], lits[-2][:-2]))
                 values = None if head is None else (*head, "")
             if values is None and "\n" in stripped and "\n" not in self.source:

@@ -235,8 +235,8 @@ def _exception_at(
     return begin, name, content[begin:]
 
 
-#: Quotes prose puts around an error line it cites: `ValueError: ...`, “ValueError: ...”
-#: (read with straight quotes, as the scanner reads lines: "ValueError: ...").
+#: Quotes prose puts around an error line it cites: `ValueError: ...`, "ValueError: ..."
+#: and “ValueError: ...” (which the scanner reads with straight quotes).
 _CLOSING_QUOTE = {"`": "`", "\u201c": "\u201d", '"': '"'}
 
 

@@ -413,7 +413,7 @@ class _Record:
         #: The error line printed just above this traceback (``(key, finding)``), when any.
         self.lead: Finding | None = None
         #: The message of the record logged at error level just above this traceback's bare
-        #: header (``logger.exception(msg)``): the failure's words when the paste stops
+        #: header (``logger.exception(msg)``): what may say the failure when the paste stops
         #: before the traceback's own error line.
         self.logged = ""
         #: Printed by IPython (a notebook, Colab): its lines are read as Python's (``_ipython``).
@@ -988,7 +988,8 @@ class _Scanner:
         last = _wide_line(text, newline, pos, end)
         self._skipped = last.decode("utf-8", "replace") if isinstance(last, bytes) else last
         if end > pos:  # for a traceback header that starts the next block
-            line = text[text.rfind(newline, pos, end) + 1 : end]
+            start = text.rfind(newline, pos, end)
+            line = text[(pos if start < 0 else start + 1) : end][:MAX_LINE]
             self._above = (
                 self.lineno,
                 line.decode("utf-8", "replace") if isinstance(line, bytes) else line,
@@ -1468,7 +1469,8 @@ class _Scanner:
             or (self.out and self.out[-1].end_line >= above[0])
         ):
             return ""
-        line = ANSI.sub("", above[1]).strip() if "\x1b" in above[1] else above[1].strip()
+        line = above[1][:MAX_LINE]
+        line = ANSI.sub("", line).strip() if "\x1b" in line else line.strip()
         key, content = peel(line)
         content = content.strip()
         if not key or not content or ERROR_LEVEL.search(line, 0, len(line) - len(content)) is None:
@@ -1512,12 +1514,10 @@ class _Scanner:
             if facts is not None and facts.message.endswith("`"):
                 facts.message = _span_closed(facts.message)  # `Traceback ... Error: ...`
         if record.logged and (facts is None or not (facts.type_name or facts.message)):
-            # cut before its own error line: the words logged with it are the failure's
-            facts = facts or ErrorFacts(type_name="", message="")
-            facts.message = record.logged
-            shape: Literal["traceback", "line"] = "traceback" if facts.has_stack else "line"
-            self._emit(Finding(record.start - 1, record.end, shape, facts))
-            return
+            # cut before its own error line: the words logged with it may say the failure,
+            # a finding only where the catalog knows them (the cut stack stays one of its own)
+            words = ErrorFacts(type_name="", message=record.logged)
+            self._emit(Finding(record.start - 1, record.start - 1, "line", words, tentative=True))
         lead = record.lead
         if lead is not None:
             if facts is not None and not facts.type_name and not facts.message:
