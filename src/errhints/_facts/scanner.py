@@ -492,11 +492,16 @@ _OPENS = frozenset(BOX) | frozenset("{[(<")
 _ENDS = frozenset(".!?}])\"'")
 
 
+def _line_ending_at(text: AnyStr, newline: AnyStr, pos: int, end: int) -> AnyStr:
+    """The line of ``text[pos:end]`` that ends at ``end`` (its first ``MAX_LINE``)."""
+    return text[max(text.rfind(newline, pos, end) + 1, pos) : end][:MAX_LINE]
+
+
 def _wide_line(text: AnyStr, newline: AnyStr, pos: int, end: int) -> AnyStr | None:
     """The line of ``text[pos:end]`` that ends at ``end``, when it is wide enough for a
     terminal to have cut it, else ``None``."""
-    start = max(text.rfind(newline, pos, end) + 1, pos)
-    return text[start:end][:MAX_LINE] if end - start >= _WRAP_WIDTH else None
+    line = _line_ending_at(text, newline, pos, end)
+    return line if len(line) >= _WRAP_WIDTH else None
 
 
 def _ends_mid_word(line: str) -> bool:
@@ -967,12 +972,12 @@ class _Scanner:
             self.lineno += 1
             self._skipped = None
             line = text[pos : min(end, pos + MAX_LINE)]
-            if pos > 0:
-                above = text[text.rfind(newline, 0, pos - 1) + 1 : pos - 1]
+            if pos > 0 and (b"Traceback" if isinstance(line, bytes) else "Traceback") in line:
+                # a traceback's header may take the line above it (``_logged_above``)
+                above = _line_ending_at(text, newline, 0, pos - 1)
                 if isinstance(above, bytes):
-                    if b"Traceback" in line:  # only a traceback's header asks for it
-                        self._above = (self.lineno - 1, above.decode("utf-8", "replace"))
-                elif "Traceback" in line:
+                    self._above = (self.lineno - 1, above.decode("utf-8", "replace"))
+                else:
                     self._above = (self.lineno - 1, above)
             if isinstance(line, bytes):
                 prev = before.decode("utf-8", "replace") if isinstance(before, bytes) else before
@@ -985,15 +990,13 @@ class _Scanner:
     def _skip_last(self, text: AnyStr, newline: AnyStr, pos: int) -> None:
         """Keep the block's last line, skipped, for the line the next block starts with."""
         end = len(text) - 1 if text.endswith(newline) else len(text)
-        last = _wide_line(text, newline, pos, end)
-        self._skipped = last.decode("utf-8", "replace") if isinstance(last, bytes) else last
-        if end > pos:  # for a traceback header that starts the next block
-            start = text.rfind(newline, pos, end)
-            line = text[(pos if start < 0 else start + 1) : end][:MAX_LINE]
-            self._above = (
-                self.lineno,
-                line.decode("utf-8", "replace") if isinstance(line, bytes) else line,
-            )
+        if end <= pos:
+            self._skipped = None
+            return
+        last = _line_ending_at(text, newline, pos, end)
+        line = last.decode("utf-8", "replace") if isinstance(last, bytes) else last
+        self._skipped = line if len(last) >= _WRAP_WIDTH else None
+        self._above = (self.lineno, line)  # for a traceback header that starts the next block
 
     def finish(self) -> None:
         """Close every open record (end of input).
