@@ -159,10 +159,10 @@ _OPENING_CHARS = 4096
 _OPENING_LINES = 3
 
 
-def _logged_severe(line: str, content: str) -> bool:
+def _logged_severe(line: str, content: str, level: re.Pattern[str] = SEVERE) -> bool:
     """Whether the log prefix peeled off ``line`` (all before ``content``) says warning or
-    above."""
-    return SEVERE.search(line, 0, len(line) - len(content)) is not None
+    above (or the ``level`` given: ``ERROR_LEVEL``)."""
+    return level.search(line, 0, len(line) - len(content)) is not None
 
 
 #: The spaces a terminal padded a line with, up to its width: a record glued after them is
@@ -1476,7 +1476,7 @@ class _Scanner:
         line = ANSI.sub("", line).strip() if "\x1b" in line else line.strip()
         key, content = peel(line)
         content = content.strip()
-        if not key or not content or ERROR_LEVEL.search(line, 0, len(line) - len(content)) is None:
+        if not key or not content or not _logged_severe(line, content, ERROR_LEVEL):
             return ""
         if HEADER_CORE in content or exception_in(content) is not None:
             return ""
