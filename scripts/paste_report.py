@@ -124,6 +124,7 @@ BATCHES = {
     "seventeenth": (1237, 1275),
     "eighteenth": (1276, 1305),
     "nineteenth": (1306, 1377),
+    "twentieth": (1378, 1469),
 }
 
 
