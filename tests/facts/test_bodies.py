@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 
-from errhints._facts.bodies import Embedded, embedded_errors, embedded_messages
+from errhints._facts.bodies import Embedded, body_field, embedded_errors, embedded_messages
 
 CONTEXT = "The input (9000 tokens) is longer than the model's context length (8192 tokens)."
 SGLANG_BODY = json.dumps(
@@ -83,6 +83,22 @@ def test_non_error_bodies_are_marked() -> None:
         Embedded("ready", "", False)
     ]
     assert embedded_errors('{"level": "error", "message": "boom"}')[0].is_error
+
+
+def test_one_field_of_a_body_printed_over_several_lines() -> None:
+    assert body_field('  "message": "Model x not found.",') == "Model x not found."
+    assert body_field("    'detail': 'Not Found'") == "Not Found"
+    assert body_field('"error": "bad \\"q\\" value"') == 'bad "q" value'
+    assert body_field('  "message": "cut in the mid') == "cut in the mid"  # a log cut it
+    for line in (
+        '  "error": {',  # opens the object whose message is on a later line
+        '  "messages": "x"',
+        '  "message": "a" + suffix',
+        '  "message": ""',
+        '  "message": null,',
+        "message: x",
+    ):
+        assert body_field(line) is None, line
 
 
 def test_nothing_to_find() -> None:

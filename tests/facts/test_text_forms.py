@@ -550,6 +550,42 @@ def test_a_json_body_with_a_shell_escaped_quote() -> None:
     )
 
 
+NOT_EMBEDDING = (
+    "This model does not appear to be an embedding model by default. Please add"
+    " `--is-embedding` when launching the server or try another model."
+)
+
+
+@pytest.mark.parametrize("indent", [2, 4])
+def test_a_body_printed_over_several_lines_is_read_by_its_message(indent: int) -> None:
+    """dev/1389: SGLang's error body pretty-printed (``jq``, ``json.dumps(indent=...)``), in a
+    code fence: no line holds the whole body, the ``"message"`` line still says the failure."""
+    pad = " " * indent
+    body = (
+        f'```\n{{\n{pad}"object": "error",\n{pad}"message": "{NOT_EMBEDDING}",\n'
+        f'{pad}"type": "BadRequestError",\n{pad}"param": null,\n{pad}"code": 400\n}}\n```\n'
+    )
+    (found,) = explain_text(body)
+    assert (found.finding.kind, found.finding.line, found.finding.facts.message) == (
+        "body",
+        4,
+        NOT_EMBEDDING,
+    )
+    assert [m.id for m in found.matches] == ["sglang.not-an-embedding-model"]
+    # nested under "error", as OpenAI-style servers print it
+    nested = f'{{\n  "error": {{\n    "message": "{NOT_EMBEDDING}",\n    "code": 400\n  }}\n}}\n'
+    assert [m.id for m in explain_text(nested)[0].matches] == ["sglang.not-an-embedding-model"]
+
+
+def test_a_field_line_the_catalog_does_not_know_is_no_finding() -> None:
+    """A ``"message"`` field is read tentatively: a body whose words no entry has, or a chat
+    reply's message, says nothing; so does a field line of a structured log."""
+    reply = '{\n  "id": "c1",\n  "message": "Hello! How can I help you today?",\n  "n": 1\n}\n'
+    assert explain_text(reply) == []
+    log = '{"time": "10:00", "level": "INFO",  "message": "Load weight end."}\n' * 3
+    assert [e for e in explain_text(log) if e.matches or e.finding.kind == "body"] == []
+
+
 # -- run context from the text ----------------------------------------------------------------
 
 
@@ -636,9 +672,15 @@ def test_line_numbers_a_viewer_added() -> None:
 
 
 def test_sglang_log_prefixes_say_the_run_is_sglang() -> None:
-    for prefix in ("[2025-06-11 09:30:02 TP0] ", "[2025-06-11 09:30:02 DP1 TP3 EP3] "):
-        assert scan_text(prefix + "ValueError: x\n")[0].context == {"sglang"}
-    assert scan_text("[TPU] ValueError: x\n")[0].context == frozenset()
+    for prefix in (
+        "[2025-06-11 09:30:02 TP0] ",
+        "[2025-06-11 09:30:02 DP1 TP3 EP3] ",
+        "[2026-06-30 05:18:57 DP1] ",  # dev/1379: data parallel alone, no TP rank
+        "[2026-06-30 05:18:57.042 DP0 PP1 ATTN_CP1 MOE_DP0 TP3 EP3] ",  # SGLANG_LOG_MS
+    ):
+        assert scan_text(prefix + "ValueError: x\n")[0].context == {"sglang"}, prefix
+    for prefix in ("[TPU] ", "[2026-06-30 05:18:57] ", "[2026-06-30 05:18:57 DPO] ", "[DP1] "):
+        assert scan_text(prefix + "ValueError: x\n")[0].context == frozenset(), prefix
     # an ordinary SGLang line before the error (one the scanner never looks at closely)
     text = "[2025-06-11 09:30:02 TP0] Load weight end.\nERROR:    OSError: bind failed\n"
     assert scan_text(text)[0].context == {"sglang"}

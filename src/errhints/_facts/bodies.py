@@ -19,7 +19,13 @@ import json
 import re
 from dataclasses import dataclass
 
-__all__ = ["Embedded", "embedded_errors", "embedded_messages", "validation_messages"]
+__all__ = [
+    "Embedded",
+    "body_field",
+    "embedded_errors",
+    "embedded_messages",
+    "validation_messages",
+]
 
 #: Longest body (characters) that is parsed.
 MAX_BODY = 64 * 1024
@@ -91,6 +97,20 @@ def _unprefixed(message: str) -> str:
     """Without the ``Value error, `` pydantic put before the validator's message (once: a
     validator may write those words itself, ``Value error, parameter top_n ...``)."""
     return message.split(", ", 1)[1] if message.startswith(_VALIDATOR_PREFIXES) else message
+
+
+def body_field(line: str) -> str | None:
+    """The text of a line that is one field of a body printed over several lines
+    (``  "message": "...",``, as ``jq`` or ``json.dumps(indent=2)`` print it), else ``None``."""
+    line = line.strip()
+    if not line.startswith(_MARKERS):
+        return None
+    field = _TRUNCATED_FIELD.match(line)
+    if field is None or field.end() < len(line.rstrip(",")):
+        return None  # ``"error": {`` opens an object, or more follows the string
+    raw, quote = (field.group(2), '"') if field.group(2) is not None else (field.group(3), "'")
+    value = _unquote(raw, quote)
+    return value if value and value.strip() else None
 
 
 def embedded_messages(text: str) -> list[str]:

@@ -328,6 +328,7 @@ def worth_a_look(raw: str) -> bool:
     return (
         "Traceback" in raw
         or "{" in raw
+        or '  "message": "' in raw  # a field of a body printed over several lines
         or "Error" in raw
         or "Exception" in raw
         or "error:" in raw

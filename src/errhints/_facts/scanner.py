@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, AnyStr, Literal, overload
 
-from .bodies import embedded_errors
+from .bodies import body_field, embedded_errors
 from .lines import (
     ANSI,
     ERROR_LEVEL,
@@ -99,6 +99,7 @@ _MARKERS = (
     "Traceback",
     "Warning",
     "detail",
+    '  "message": "',  # a body printed over several lines, indented (``jq``, ``indent=2``)
     'File "',
     "File \u201c",  # a paste through a word processor or chat app: curly quotes
     "Assertion `",
@@ -315,8 +316,13 @@ EVIDENCE: dict[str, tuple[str, ...]] = {
 #: Characters at the start of the input searched whole for ``EVIDENCE``.
 _EVIDENCE_HEAD = 1 << 20
 
-#: SGLang's own log-line prefix: ``[2025-06-11 09:30:02 TP0]``, ``[... DP1 TP3 EP3]``.
-_SGLANG_PREFIX = re.compile(r"[\[ ](?:[PD]P\d{1,4} )?TP\d{1,4}(?: (?:EP|PP)\d{1,4})*\]")
+#: SGLang's own log-line prefix: ``[2025-06-11 09:30:02 TP0]``, ``[... DP1 TP3 EP3]``, and
+#: with its time the ranks without a TP one (``[2026-06-30 05:18:57 DP1]``: data parallel
+#: alone), in the order its scheduler writes them (``DP PP ATTN_CP MOE_DP TP EP``).
+_SGLANG_PREFIX = re.compile(
+    r"[\[ ](?:[PD]P\d{1,4} )?TP\d{1,4}(?: (?:EP|PP)\d{1,4})*\]"
+    r"|\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{3})?(?: (?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d{1,4})+\]"
+)
 
 _SGLANG_PREFIX_B = re.compile(_SGLANG_PREFIX.pattern.encode())
 
@@ -922,9 +928,9 @@ class _Scanner:
         elif "sglang" not in self.context and "sglang" not in found:
             # SGLang's log-line prefix shows the run even where no line names the package.
             if isinstance(text, bytes):
-                if b"TP" in text and _SGLANG_PREFIX_B.search(text) is not None:
+                if b"P" in text and _SGLANG_PREFIX_B.search(text) is not None:
                     found.add("sglang")
-            elif "TP" in text and _SGLANG_PREFIX.search(text) is not None:
+            elif "P" in text and _SGLANG_PREFIX.search(text) is not None:
                 found.add("sglang")
         if found:
             self.context = self.context | found
@@ -1154,7 +1160,7 @@ class _Scanner:
         elif self.records and "[" in key[1:]:
             key, content = self._tag_after_prefix(key, lineno, raw, content)
         if (
-            "TP" in key
+            "P" in key
             and "sglang" not in self.context
             and "sgl_jax" not in self.context
             and _SGLANG_PREFIX.search(key)
@@ -1441,6 +1447,11 @@ class _Scanner:
                     # the exception the server raised: the message alone is matched.
                     facts = ErrorFacts(type_name="", message=item.message)
                     self._emit(Finding(lineno, lineno, "body", facts))
+        elif content[:1] in " \t\"'" and (value := body_field(content)) is not None:
+            # one field of a body printed over several lines (``jq``, ``indent=2``): its
+            # message, a finding only where the catalog knows it (no brace shows the body)
+            facts = ErrorFacts(type_name="", message=value)
+            self._emit(Finding(lineno, lineno, "body", facts, tentative=True))
         if len(self.out) != found:
             return
         said = self.needles and self._needle_in(content)
