@@ -84,7 +84,12 @@ def exception_for(entry: Entry, message: str) -> BaseException:
     cls = type(
         short,
         (base,),
-        {"__str__": lambda self: message, "__module__": module or "builtins"},
+        {
+            "__str__": lambda self: message,
+            "__module__": module or "builtins",
+            # one argument, whatever the base asks for (``UnicodeEncodeError`` wants five)
+            "__init__": lambda self, *args: BaseException.__init__(self, *args),
+        },
     )
     return cls(message)  # type: ignore[no-any-return]
 
